@@ -1,0 +1,450 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: embedsignature=True
+"""arc4py's C layers seen from Python: the ChaCha20 cores and the generator.
+
+Thin on purpose: argument checks and conversions here, the work in C, the
+GIL released for anything large.  The public names are re-exported by
+``arc4py``; import them from there.
+"""
+cimport cython
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
+                             PyBuffer_IsContiguous, PyBUF_FULL_RO)
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+
+import os as _os
+from operator import index as _index
+
+cdef extern from "arc4py/chacha20.h" nogil:
+    ctypedef void (*arc4py_chacha20_blocks_fn)(uint32_t *state, uint8_t *out,
+                                               size_t nblocks)
+    ctypedef struct arc4py_chacha20_core:
+        const char *name
+        arc4py_chacha20_blocks_fn blocks
+    int arc4py_chacha20_init(uint32_t *state, const uint8_t *key,
+                             const uint8_t *nonce, size_t nonce_len,
+                             uint64_t counter)
+    const arc4py_chacha20_core *arc4py_chacha20_cores(size_t *count)
+    const arc4py_chacha20_core *arc4py_chacha20_find(const char *name)
+    int arc4py_chacha20_is_known(const char *name)
+    const char *arc4py_cpu_features()
+
+cdef extern from "arc4py/generator.h" nogil:
+    enum:
+        ARC4PY_RNG_BUFFER_BYTES
+        ARC4PY_RNG_RESEED_BYTES
+        ARC4PY_RNG_DIRECT_BYTES
+        ARC4PY_FORK_WIPEONFORK
+        ARC4PY_FORK_ATFORK
+        ARC4PY_DONTDUMP
+    ctypedef struct arc4py_rng_api:
+        int (*buf)(void *buf, size_t n) noexcept nogil
+        int (*u32)(uint32_t *out) noexcept nogil
+        int (*u64)(uint64_t *out) noexcept nogil
+    const char *ARC4PY_RNG_API_CAPSULE
+    int arc4py_rng_select_core(const char *name)
+    const char *arc4py_rng_core_name()
+    int arc4py_rng_buf(void *buf, size_t n)
+    int arc4py_rng_u32(uint32_t *out)
+    int arc4py_rng_u64(uint64_t *out)
+    int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
+    int arc4py_rng_stir()
+    unsigned arc4py_rng_fork_protection()
+    int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
+    long arc4py_rng_debug_reseeds()
+    const int arc4py_rng_test_hooks
+
+# Below this many bytes, dropping and retaking the GIL costs more than it saves.
+cdef Py_ssize_t NOGIL_BYTES = 1 << 14
+
+#: Every core arc4py knows, fastest first (not all run on every CPU).
+ALL_BACKENDS = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
+#: Bytes after which a thread reseeds from the OS at the latest.
+RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
+#: Bytes of keystream per refill of a thread's buffer.
+BUFFER_BYTES = ARC4PY_RNG_BUFFER_BYTES
+
+
+cdef int _raise_os_error(int err) except -1:
+    raise OSError(err, "arc4py: the OS could not provide entropy: "
+                  + _os.strerror(err))
+
+
+# ---- cores ----------------------------------------------------------------
+
+def backends():
+    """The ChaCha20 cores this CPU can run, fastest first.
+
+    Returns a tuple of names from ``"avx512"``, ``"avx2"``, ``"ssse3"``,
+    ``"sse2"``, ``"neon"`` and ``"generic"``; ``"generic"`` is always last.
+    """
+    cdef size_t count, i
+    cdef const arc4py_chacha20_core *cores = arc4py_chacha20_cores(&count)
+    return tuple(cores[i].name.decode("ascii") for i in range(count))
+
+
+def backend():
+    """The name of the core the generator uses now (see ``backends()``)."""
+    return arc4py_rng_core_name().decode("ascii")
+
+
+def cpu_features():
+    """The CPU features the dispatch saw, as a tuple of names."""
+    return tuple(arc4py_cpu_features().decode("ascii").split())
+
+
+cdef const arc4py_chacha20_core *_find_core(object name) except NULL:
+    cdef const arc4py_chacha20_core *core
+    if not isinstance(name, str):
+        raise TypeError(f"backend must be a str, not {type(name).__name__}")
+    encoded = name.encode("ascii", "replace")
+    core = arc4py_chacha20_find(encoded)
+    if core != NULL:
+        return core
+    valid = ", ".join(backends())
+    if arc4py_chacha20_is_known(encoded):
+        raise ValueError(f"backend {name!r} cannot run on this CPU; "
+                         f"available here: {valid}")
+    raise ValueError(f"unknown backend {name!r}; available here: {valid} "
+                     f"(all known: {', '.join(ALL_BACKENDS)})")
+
+
+def _select_backend(name):
+    """Make ``name`` the generator's core (used at import for ARC4PY_BACKEND)."""
+    _find_core(name)
+    arc4py_rng_select_core(name.encode("ascii"))
+
+
+cdef bytes _key_bytes(object value, str what, tuple sizes):
+    cdef bytes raw
+    if isinstance(value, str):
+        raise TypeError(f"{what} must be bytes-like, not str")
+    try:
+        raw = bytes(memoryview(value))
+    except TypeError:
+        raise TypeError(f"{what} must be bytes-like, not "
+                        f"{type(value).__name__}") from None
+    if len(raw) not in sizes:
+        want = " or ".join(str(s) for s in sizes)
+        raise ValueError(f"{what} must be {want} bytes long, not {len(raw)}")
+    return raw
+
+
+cdef int _keystream(object key, object nonce, uint8_t *out, Py_ssize_t length,
+                    object counter, object backend) except -1:
+    cdef bytes k = _key_bytes(key, "key", (32,))
+    cdef bytes n = _key_bytes(nonce, "nonce", (8, 12))
+    cdef const arc4py_chacha20_core *core
+    cdef uint32_t state[16]
+    cdef uint8_t tail[64]
+    cdef size_t nblocks = <size_t>length // 64
+    cdef size_t rest = <size_t>length % 64
+    cdef uint64_t start
+
+    counter = _index(counter)
+    if counter < 0:
+        raise ValueError(f"counter must be >= 0, not {counter}")
+    blocks_needed = (length + 63) // 64
+    if len(n) == 12:
+        if counter + max(blocks_needed, 1) - 1 > 0xFFFFFFFF:
+            raise ValueError(
+                "RFC 8439 layout (12-byte nonce): the stream would pass block "
+                "2**32 - 1 of its 32-bit counter; use an 8-byte nonce for a "
+                "64-bit counter")
+    elif counter + max(blocks_needed, 1) - 1 > 0xFFFFFFFFFFFFFFFF:
+        raise ValueError("the stream would pass block 2**64 - 1 of the "
+                         "64-bit counter")
+    if backend is None:
+        core = _find_core(backend_name())
+    else:
+        core = _find_core(backend)
+    start = counter
+    arc4py_chacha20_init(state, <const uint8_t *>PyBytes_AS_STRING(k),
+                         <const uint8_t *>PyBytes_AS_STRING(n), len(n), start)
+    if length >= NOGIL_BYTES:
+        with nogil:
+            core.blocks(state, out, nblocks)
+    else:
+        core.blocks(state, out, nblocks)
+    if rest:
+        core.blocks(state, tail, 1)
+        memcpy(out + nblocks * 64, tail, rest)
+    return 0
+
+
+cdef backend_name():
+    return arc4py_rng_core_name().decode("ascii")
+
+
+def chacha20_keystream(key, nonce, length, *, counter=0, backend=None):
+    """Raw ChaCha20 keystream (no XOR with anything).
+
+    ``key`` is 32 bytes.  An 8-byte ``nonce`` selects the original layout,
+    with a 64-bit block counter in state words 12-13; a 12-byte ``nonce`` the
+    RFC 8439 layout, with a 32-bit counter in word 12 (``ValueError`` if the
+    stream would pass block 2**32 - 1).  ``counter`` is the first block's
+    number.  ``backend`` names a core from ``backends()`` (default: the
+    generator's); ``ValueError`` if this CPU cannot run it.
+
+    Returns ``length`` bytes.
+    """
+    length = _index(length)
+    if length < 0:
+        raise ValueError(f"length must be >= 0, not {length}")
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, length)
+    _keystream(key, nonce, <uint8_t *>PyBytes_AS_STRING(out), length,
+               counter, backend)
+    return out
+
+
+cdef int _get_writable(object buffer, Py_buffer *view) except -1:
+    """Get a writable, C-contiguous view with the contract's errors."""
+    try:
+        PyObject_GetBuffer(buffer, view, PyBUF_FULL_RO)
+    except TypeError:
+        raise TypeError(f"expected a writable buffer, not "
+                        f"{type(buffer).__name__}") from None
+    if view.readonly:
+        PyBuffer_Release(view)
+        raise TypeError(f"cannot fill a read-only buffer "
+                        f"({type(buffer).__name__})")
+    if not PyBuffer_IsContiguous(view, b'C'):
+        PyBuffer_Release(view)
+        raise ValueError("the buffer must be C-contiguous")
+    return 0
+
+
+def chacha20_keystream_into(key, nonce, buffer, *, counter=0, backend=None):
+    """Like ``chacha20_keystream`` but writes ``len(buffer)`` bytes into a
+    writable C-contiguous buffer in place; returns the number written."""
+    cdef Py_buffer view
+    _get_writable(buffer, &view)
+    try:
+        _keystream(key, nonce, <uint8_t *>view.buf, view.len, counter, backend)
+        return view.len
+    finally:
+        PyBuffer_Release(&view)
+
+
+# ---- the generator --------------------------------------------------------
+
+@cython.binding(False)
+def arc4random():
+    """A random ``int`` in [0, 2**32), like BSD's arc4random()."""
+    cdef uint32_t r
+    cdef int err = arc4py_rng_u32(&r)
+    if err:
+        _raise_os_error(err)
+    return r
+
+
+@cython.binding(False)
+def random_u32(size=None):
+    """A random ``int`` in [0, 2**32), or with ``size`` (an int or a tuple)
+    a ``numpy.ndarray`` of uint32 of that shape, filled in place."""
+    cdef uint32_t r
+    cdef int err
+    if size is None:
+        err = arc4py_rng_u32(&r)
+        if err:
+            _raise_os_error(err)
+        return r
+    return _numpy_module().random_u32_array(size)
+
+
+@cython.binding(False)
+def random_u64(size=None):
+    """A random ``int`` in [0, 2**64), or with ``size`` an ``ndarray`` of
+    uint64 of that shape."""
+    cdef uint64_t r
+    cdef int err
+    if size is None:
+        err = arc4py_rng_u64(&r)
+        if err:
+            _raise_os_error(err)
+        return r
+    return _numpy_module().random_u64_array(size)
+
+
+cdef object _numpy_mod = None
+
+cdef object _numpy_module():
+    global _numpy_mod
+    if _numpy_mod is None:
+        try:
+            import numpy
+        except ImportError:
+            raise ImportError("this arc4py feature needs numpy: "
+                              "pip install 'arc4py[numpy]'") from None
+        from arc4py import _numpy
+        _numpy_mod = _numpy
+    return _numpy_mod
+
+
+cdef Py_ssize_t _size_arg(object n, str what) except -1:
+    if isinstance(n, float):
+        raise TypeError(f"{what} must be an int, not float")
+    try:
+        n = _index(n)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, not "
+                        f"{type(n).__name__}") from None
+    if n < 0:
+        raise ValueError(f"{what} must be >= 0, not {n}")
+    return n  # OverflowError past sys.maxsize
+
+
+cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
+    cdef int err
+    if n >= NOGIL_BYTES:
+        with nogil:
+            err = arc4py_rng_buf(p, <size_t>n)
+    else:
+        err = arc4py_rng_buf(p, <size_t>n)
+    if err:
+        _raise_os_error(err)
+    return 0
+
+
+def arc4random_buf(n):
+    """``n`` random bytes (``n`` an int >= 0)."""
+    cdef Py_ssize_t size = _size_arg(n, "n")
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
+    _fill_raw(PyBytes_AS_STRING(out), size)
+    return out
+
+
+def fill(buffer):
+    """Fill a writable C-contiguous buffer with random bytes, in place.
+
+    Takes ``bytearray``, ``memoryview``, ``array.array``, ``mmap`` or a
+    numpy array of any dtype; returns the number of bytes written.
+    ``TypeError`` for a read-only buffer, ``ValueError`` for a
+    non-contiguous one.
+    """
+    cdef Py_buffer view
+    _get_writable(buffer, &view)
+    try:
+        _fill_raw(view.buf, view.len)
+        return view.len
+    finally:
+        PyBuffer_Release(&view)
+
+
+def arc4random_uniform(upper_bound):
+    """A uniform ``int`` in [0, upper_bound), 1 <= upper_bound <= 2**32,
+    without modulo bias (rejection sampling)."""
+    cdef uint32_t r
+    cdef int err
+    if isinstance(upper_bound, float):
+        raise TypeError("upper_bound must be an int, not float")
+    bound = _index(upper_bound)
+    if bound < 1 or bound > 0x100000000:
+        raise ValueError(f"upper_bound must be in [1, 2**32], not {bound}")
+    err = arc4py_rng_uniform(<uint32_t>(bound & 0xFFFFFFFF), &r)
+    if err:
+        _raise_os_error(err)
+    return r
+
+
+def randbits(k):
+    """An ``int`` with ``k`` random bits (``k`` >= 0)."""
+    cdef uint64_t r
+    cdef int err
+    cdef Py_ssize_t bits = _size_arg(k, "k")
+    if bits == 0:
+        return 0
+    if bits <= 64:
+        err = arc4py_rng_u64(&r)
+        if err:
+            _raise_os_error(err)
+        return r >> (64 - bits)
+    nbytes = (bits + 7) // 8
+    return int.from_bytes(arc4random_buf(nbytes), "little") >> (nbytes * 8 - bits)
+
+
+def randbelow(n):
+    """A uniform ``int`` in [0, n) for any positive int ``n`` (rejection)."""
+    if isinstance(n, float):
+        raise TypeError("n must be an int, not float")
+    n = _index(n)
+    if n <= 0:
+        raise ValueError(f"n must be > 0, not {n}")
+    if n <= 0x100000000:
+        return arc4random_uniform(n)
+    k = n.bit_length()
+    r = randbits(k)
+    while r >= n:
+        r = randbits(k)
+    return r
+
+
+@cython.binding(False)
+def random():
+    """A ``float`` in [0.0, 1.0) with 53 random bits."""
+    cdef uint64_t r
+    cdef int err = arc4py_rng_u64(&r)
+    if err:
+        _raise_os_error(err)
+    return (r >> 11) * (1.0 / 9007199254740992.0)
+
+
+def stir():
+    """Reseed the calling thread's generator from the OS now."""
+    cdef int err = arc4py_rng_stir()
+    if err:
+        _raise_os_error(err)
+
+
+def fork_protection():
+    """The fork protections in force, as a tuple of names from
+    ``"wipeonfork"``, ``"atfork"`` and ``"dontdump"``."""
+    cdef unsigned bits = arc4py_rng_fork_protection()
+    names = []
+    if bits & ARC4PY_FORK_WIPEONFORK:
+        names.append("wipeonfork")
+    if bits & ARC4PY_FORK_ATFORK:
+        names.append("atfork")
+    if bits & ARC4PY_DONTDUMP:
+        names.append("dontdump")
+    return tuple(names)
+
+
+# ---- the capsule arc4py._numpy draws through ------------------------------
+
+cdef arc4py_rng_api _api
+_api.buf = arc4py_rng_buf
+_api.u32 = arc4py_rng_u32
+_api.u64 = arc4py_rng_u64
+_rng_api = PyCapsule_New(&_api, ARC4PY_RNG_API_CAPSULE, NULL)
+
+
+# ---- test hooks (only in a build with ARC4PY_TEST_HOOKS=1) ----------------
+
+def _debug_buffer_impl():
+    cdef bytearray out = bytearray(ARC4PY_RNG_BUFFER_BYTES)
+    cdef size_t left = 0
+    if arc4py_rng_debug_buffer(<uint8_t *><char *>out, len(out), &left) != 0:
+        raise RuntimeError("no generator state in this thread yet")
+    return bytes(out), left
+
+
+if arc4py_rng_test_hooks:
+    _debug_buffer = _debug_buffer_impl
+    _debug_reseeds = lambda: arc4py_rng_debug_reseeds()
+del _debug_buffer_impl
+
+
+# ---- core selection at import ----------------------------------------------
+
+def _choose_at_import():
+    wanted = _os.environ.get("ARC4PY_BACKEND", "")
+    if wanted:
+        _select_backend(wanted)
+    else:
+        arc4py_rng_select_core(backends()[0].encode("ascii"))
+
+_choose_at_import()
+del _choose_at_import

@@ -1,0 +1,83 @@
+/*
+ * arc4py ChaCha20 keystream cores (keystream only: no XOR with an input).
+ *
+ * Every core has the same signature and the same contract:
+ *
+ *   void arc4py_chacha20_blocks_<isa>(uint32_t state[16], uint8_t *out,
+ *                                     size_t nblocks);
+ *
+ * writes nblocks 64-byte blocks of keystream for the 16-word ChaCha20 state
+ * to out (any alignment) and advances the block counter by nblocks, carrying
+ * from word 12 into word 13 (the original 64-bit counter layout).  Callers
+ * that use the RFC 8439 layout (32-bit counter, word 13 part of the nonce)
+ * must not ask for a block past counter 2**32 - 1; the Python binding
+ * refuses such requests before any core runs.
+ */
+#ifndef ARC4PY_CHACHA20_H
+#define ARC4PY_CHACHA20_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ARC4PY_CHACHA20_BLOCK_BYTES 64
+#define ARC4PY_CHACHA20_KEY_BYTES 32
+
+typedef void (*arc4py_chacha20_blocks_fn)(uint32_t state[16], uint8_t *out,
+                                          size_t nblocks);
+
+/* One core: its name in backends() and its block function. */
+typedef struct arc4py_chacha20_core {
+    const char *name;
+    arc4py_chacha20_blocks_fn blocks;
+} arc4py_chacha20_core;
+
+void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,
+                                    size_t nblocks);
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#define ARC4PY_HAVE_X86_CORES 1
+void arc4py_chacha20_blocks_sse2(uint32_t state[16], uint8_t *out,
+                                 size_t nblocks);
+void arc4py_chacha20_blocks_ssse3(uint32_t state[16], uint8_t *out,
+                                  size_t nblocks);
+void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
+                                 size_t nblocks);
+void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
+                                   size_t nblocks);
+#endif
+
+/*
+ * Fill state with the ChaCha20 constants, the 32-byte key, the counter and
+ * the nonce.  nonce_len 8: 64-bit counter in words 12-13, nonce in 14-15.
+ * nonce_len 12: RFC 8439, 32-bit counter in word 12, nonce in 13-15.
+ * Returns 0, or -1 if nonce_len is neither 8 nor 12.
+ */
+int arc4py_chacha20_init(uint32_t state[16], const uint8_t key[32],
+                         const uint8_t *nonce, size_t nonce_len,
+                         uint64_t counter);
+
+/*
+ * The cores this CPU (and OS) can run, fastest first, ending with generic.
+ * Sets *count; the array is static and never changes after the first call.
+ */
+const arc4py_chacha20_core *arc4py_chacha20_cores(size_t *count);
+
+/* The runnable core called name, or NULL if unknown or not runnable here. */
+const arc4py_chacha20_core *arc4py_chacha20_find(const char *name);
+
+/* 1 if name is a core arc4py knows on any CPU, else 0. */
+int arc4py_chacha20_is_known(const char *name);
+
+/* The names of every core arc4py knows, fastest first, NULL-terminated. */
+extern const char *const arc4py_chacha20_all_names[];
+
+/* CPU features seen by the dispatch, as a space-separated string. */
+const char *arc4py_cpu_features(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,69 @@
+/*
+ * arc4py's generator: an arc4random-style CSPRNG with one ChaCha20 state per
+ * OS thread, fast key erasure, reseeding from the OS and fork protection.
+ *
+ * Every function may be called without the GIL and from any thread.  Those
+ * returning int give 0 on success or a positive errno value when the OS could
+ * not provide entropy; in that case nothing was written to the output.
+ */
+#ifndef ARC4PY_GENERATOR_H
+#define ARC4PY_GENERATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes of keystream produced per refill of a thread's buffer. */
+#define ARC4PY_RNG_BUFFER_BYTES 3072
+/* A thread reseeds from the OS after at most this many output bytes. */
+#define ARC4PY_RNG_RESEED_BYTES (1024 * 1024)
+/* Requests this large are generated straight into the caller's memory. */
+#define ARC4PY_RNG_DIRECT_BYTES 2048
+
+/* Fork protections in force (bits of arc4py_rng_fork_protection()). */
+#define ARC4PY_FORK_WIPEONFORK 1 /* state pages zeroed in a child */
+#define ARC4PY_FORK_ATFORK 2     /* pthread_atfork child handler */
+#define ARC4PY_DONTDUMP 4        /* state pages left out of core dumps */
+
+/* Choose the core every thread uses; 0, or -1 if not runnable here.
+   Call before output is drawn (the binding does it at import). */
+int arc4py_rng_select_core(const char *name);
+const char *arc4py_rng_core_name(void);
+
+/* n random bytes into buf. */
+int arc4py_rng_buf(void *buf, size_t n);
+int arc4py_rng_u32(uint32_t *out);
+int arc4py_rng_u64(uint64_t *out);
+/* Uniform in [0, upper_bound) by rejection; upper_bound 0 means 2**32. */
+int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out);
+/* Reseed the calling thread's state from the OS now. */
+int arc4py_rng_stir(void);
+
+/* ARC4PY_FORK_* bits for the protections this process has. */
+unsigned arc4py_rng_fork_protection(void);
+
+/*
+ * Test hooks, compiled only with ARC4PY_TEST_HOOKS (never in a normal build,
+ * where they return -1): copy the calling thread's keystream buffer and the
+ * number of unread bytes at its end, and count reseeds.
+ */
+int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
+long arc4py_rng_debug_reseeds(void);
+extern const int arc4py_rng_test_hooks;
+
+/* The generator's entry points, handed to arc4py._numpy through a capsule
+   so both extension modules draw from the same per-thread states. */
+typedef struct arc4py_rng_api {
+    int (*buf)(void *buf, size_t n);
+    int (*u32)(uint32_t *out);
+    int (*u64)(uint64_t *out);
+} arc4py_rng_api;
+#define ARC4PY_RNG_API_CAPSULE "arc4py._core._rng_api"
+
+#ifdef __cplusplus
+}
+#endif
+#endif
