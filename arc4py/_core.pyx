@@ -308,11 +308,25 @@ cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
     return 0
 
 
+@cython.binding(False)
 def arc4random_buf(n):
     """``n`` random bytes (``n`` an int >= 0)."""
-    cdef Py_ssize_t size = _size_arg(n, "n")
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
-    _fill_raw(PyBytes_AS_STRING(out), size)
+    cdef Py_ssize_t size
+    cdef bytes out
+    cdef int err
+    if type(n) is int:  # the common case, without the generic checks
+        size = n  # OverflowError past sys.maxsize
+        if size < 0:
+            raise ValueError(f"n must be >= 0, not {n}")
+    else:
+        size = _size_arg(n, "n")
+    out = PyBytes_FromStringAndSize(NULL, size)
+    if size < NOGIL_BYTES:
+        err = arc4py_rng_buf(PyBytes_AS_STRING(out), <size_t>size)
+        if err:
+            _raise_os_error(err)
+    else:
+        _fill_raw(PyBytes_AS_STRING(out), size)
     return out
 
 

@@ -1,0 +1,119 @@
+"""The generator issue's bars, as ratios measured in one run.
+
+    python bench/bench_generator.py [--rounds N]
+
+Each comparison is interleaved (A, B, A, B, ...) and the best round of each
+side is kept, because the machine is shared and noisy.  Not a test: it
+prints figures and says which bars they meet.
+"""
+import argparse
+import os
+import random
+import threading
+import time
+import timeit
+
+import arc4py
+
+
+def best_ns_per_call(stmt, glb, number, rounds):
+    t = min(timeit.repeat(stmt, globals=glb, number=number, repeat=rounds))
+    return t / number * 1e9
+
+
+def interleaved(pairs, number, rounds):
+    """pairs: {label: (stmt, globals)} -> {label: best ns per call}."""
+    best = {k: float("inf") for k in pairs}
+    for _ in range(rounds):
+        for label, (stmt, glb) in pairs.items():
+            best[label] = min(best[label], best_ns_per_call(stmt, glb, number, 1))
+    return best
+
+
+def openssl_fill_1mib():
+    try:
+        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+    except ImportError:
+        return None
+    zeros = bytes(1 << 20)
+    out = bytearray((1 << 20) + 16)
+    key, nonce = os.urandom(32), os.urandom(16)
+
+    def run():
+        enc = Cipher(algorithms.ChaCha20(key, nonce), None).encryptor()
+        enc.update_into(zeros, out)
+    return run
+
+
+def threaded_fill_mbps(nthreads, seconds=1.0, size=8 << 20):
+    done = [0] * nthreads
+    stop = time.perf_counter() + seconds
+    barrier = threading.Barrier(nthreads)
+
+    def worker(i):
+        buf = bytearray(size)
+        barrier.wait()
+        n = 0
+        while time.perf_counter() < stop:
+            arc4py.fill(buf)
+            n += 1
+        done[i] = n
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(nthreads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    return sum(done) * size / elapsed / 1e6
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=9)
+    args = ap.parse_args()
+    print(f"arc4py {arc4py.__version__}, core {arc4py.backend()}")
+
+    g = random.Random().getrandbits
+    calls = interleaved({
+        "random.Random().getrandbits(32)": ("g(32)", {"g": g}),
+        "arc4py.random_u32()": ("f()", {"f": arc4py.random_u32}),
+        "arc4py.arc4random()": ("f()", {"f": arc4py.arc4random}),
+    }, 300_000, args.rounds)
+    base = calls["random.Random().getrandbits(32)"]
+    print("\nper call (best of rounds):")
+    for k, v in calls.items():
+        print(f"  {k:34s} {v:7.1f} ns   {v / base:5.2f}x getrandbits")
+    print("  bar: random_u32() <= 1.00x (aim 0.90x)")
+
+    print("\nsmall requests vs os.urandom:")
+    for n in (16, 128):
+        r = interleaved({
+            "urandom": ("f(n)", {"f": os.urandom, "n": n}),
+            "arc4py": ("f(n)", {"f": arc4py.arc4random_buf, "n": n}),
+        }, 100_000, args.rounds)
+        print(f"  arc4random_buf({n:3d}) {r['arc4py']:7.1f} ns, os.urandom "
+              f"{r['urandom']:7.1f} ns: {r['urandom'] / r['arc4py']:5.1f}x faster (bar 10x)")
+
+    run_ossl = openssl_fill_1mib()
+    buf = bytearray(1 << 20)
+    pairs = {"arc4py.fill(1 MiB)": ("f(b)", {"f": arc4py.fill, "b": buf})}
+    if run_ossl:
+        pairs["OpenSSL ChaCha20 1 MiB"] = ("f()", {"f": run_ossl})
+    r = interleaved(pairs, 50, args.rounds)
+    print("\n1 MiB fill:")
+    for k, v in r.items():
+        print(f"  {k:24s} {(1 << 20) / v * 1e3:8.0f} MB/s")
+    if run_ossl:
+        ratio = r["OpenSSL ChaCha20 1 MiB"] / r["arc4py.fill(1 MiB)"]
+        print(f"  fill / OpenSSL = {ratio:.3f}x (bar 0.97x, aim 1.0x)")
+
+    one = max(threaded_fill_mbps(1) for _ in range(3))
+    two = max(threaded_fill_mbps(2) for _ in range(3))
+    print(f"\n8 MiB fills: 1 thread {one:.0f} MB/s, 2 threads {two:.0f} MB/s: "
+          f"{two / one:.2f}x (bar 1.7x)")
+
+
+if __name__ == "__main__":
+    main()
