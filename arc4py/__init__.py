@@ -111,20 +111,12 @@ class Random(_random.Random):
     ignored, ``getstate()`` and ``setstate()`` raise ``NotImplementedError``.
     """
 
-    def random(self):
-        """A float in [0.0, 1.0) with 53 random bits."""
-        return random()
-
-    def getrandbits(self, k):
-        """An int with ``k`` random bits (``k`` >= 0)."""
-        return randbits(k)
-
-    def randbytes(self, n):
-        """``n`` random bytes."""
-        return arc4random_buf(n)
-
-    def _randbelow(self, n):
-        return randbelow(n)
+    # The generator's functions are installed directly (no per-call
+    # wrapper): staticmethod, since they take no ``self``.
+    random = staticmethod(random)
+    getrandbits = staticmethod(randbits)
+    randbytes = staticmethod(arc4random_buf)
+    _randbelow = staticmethod(randbelow)
 
     def seed(self, *args, **kwds):
         """Does nothing: arc4py seeds itself from the OS."""

@@ -323,16 +323,17 @@ static int reseed(struct rng_state *s)
     return 0;
 }
 
-static int stale(const struct rng_state *s)
+/* Must the state reseed before generating `more` bytes of keystream? */
+static int stale(const struct rng_state *s, uint64_t more)
 {
     return !s->seeded || s->generation != fork_generation ||
-           s->since_seed >= s->reseed_after;
+           s->since_seed + more > s->reseed_after;
 }
 
 /* Fill the buffer with fresh keystream and rekey from its first 40 bytes. */
 static int refill(struct rng_state *s)
 {
-    if (stale(s)) {
+    if (stale(s, ARC4PY_RNG_BUFFER_BYTES)) {
         int err = reseed(s);
         if (err)
             return err;
@@ -371,8 +372,9 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
 
 /*
  * Large requests: a one-time key drawn from the state generates the output
- * straight into the caller's memory.  Chunks of at most the reseed interval
- * keep the "reseed after 1 MiB" promise for huge requests too.
+ * straight into the caller's memory.  Chunks end at the state's reseed
+ * point, so the "reseed after 1 MiB" promise holds across small and large
+ * requests alike.
  */
 static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
@@ -385,10 +387,18 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         size_t blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
         size_t rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
 
-        if (stale(s) && (err = reseed(s)) != 0)
+        if (stale(s, 1) && (err = reseed(s)) != 0)
             break;
         if ((err = take(s, onetime, sizeof onetime)) != 0)
             break;
+        /* Never past the reseed point: stop there and reseed next round. */
+        if (chunk > s->reseed_after - s->since_seed) {
+            chunk = (size_t)(s->reseed_after - s->since_seed);
+            blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
+            rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
+            if (chunk == 0)
+                continue;
+        }
         arc4py_chacha20_init(st, onetime, onetime + 32, 8, 0);
         active_core->blocks(st, out, blocks);
         if (rest) {

@@ -1,0 +1,124 @@
+"""The AVX-512 core, checked on any CPU through SIMDe's emulation.
+
+Most machines that run these tests (CI runners, the developers' own) cannot
+run AVX-512, so test_cores.py skips that core there.  This file compiles
+chacha20_avx512.c with ARC4PY_EMULATE_AVX512, which takes the very same
+intrinsics from SIMDe's portable implementations, together with the generic
+core into a throwaway shared library, and compares the two at every stride
+boundary and across both counter carries.  Skipped, with the reason, when
+there is no C compiler or no SIMDe (Debian/Ubuntu: libsimde-dev).
+"""
+import ctypes
+import os
+import random
+import shutil
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
+INCLUDE = os.path.normpath(os.path.join(HERE, "..", "include"))
+
+# Every length up to three 16-block strides, then a few larger ones.
+LENGTHS = list(range(49)) + [64, 100, 1000]
+
+_rng = random.Random(8439)
+COUNTERS = (
+    [pytest.param(0, id="ctr=0"),
+     pytest.param(_rng.getrandbits(64), id="ctr=random")]
+    # Word 12 wraps into word 13 inside a stride or a tail.
+    + [pytest.param(0xFFFFFFFF - k, id=f"ctr=2**32-1-{k}") for k in range(18)]
+    # The whole 64-bit counter wraps to 0 (as the generic core does).
+    + [pytest.param(0xFFFFFFFFFFFFFFFF - k, id=f"ctr=2**64-1-{k}")
+       for k in range(18)]
+)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    """The emulated avx512 core and the generic core, built with cc."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler: cc is not on PATH")
+    tmp = tmp_path_factory.mktemp("avx512_emulated")
+    probe = tmp / "probe.c"
+    probe.write_text("#include <simde/x86/avx512.h>\n")
+    if subprocess.run([cc, "-fsyntax-only", str(probe)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("SIMDe headers missing: cc cannot include "
+                    "<simde/x86/avx512.h> (install libsimde-dev)")
+
+    path = tmp / "libchacha20_avx512_emulated.so"
+    cmd = [cc, "-O1", "-shared", "-fPIC", "-DARC4PY_EMULATE_AVX512",
+           "-I" + INCLUDE, "-I" + CSRC,
+           os.path.join(CSRC, "chacha20_avx512.c"),
+           os.path.join(CSRC, "chacha20_generic.c"),
+           "-o", str(path)]
+    built = subprocess.run(cmd, capture_output=True, text=True)
+    if built.returncode != 0:
+        pytest.fail(f"building the emulated core failed:\n{' '.join(cmd)}\n"
+                    f"{built.stderr}")
+
+    dll = ctypes.CDLL(str(path))
+    for name in ("arc4py_chacha20_blocks_avx512",
+                 "arc4py_chacha20_blocks_generic"):
+        fn = getattr(dll, name)
+        fn.argtypes = [ctypes.POINTER(ctypes.c_uint32), ctypes.c_void_p,
+                       ctypes.c_size_t]
+        fn.restype = None
+    dll.arc4py_chacha20_init.argtypes = [
+        ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p, ctypes.c_char_p,
+        ctypes.c_size_t, ctypes.c_uint64]
+    dll.arc4py_chacha20_init.restype = ctypes.c_int
+    return dll
+
+
+def make_state(lib, key, nonce, counter):
+    state = (ctypes.c_uint32 * 16)()
+    assert lib.arc4py_chacha20_init(state, key, nonce, len(nonce), counter) == 0
+    return list(state)
+
+
+def run(fn, state, nblocks, offset):
+    """Call a core on a copy of state; return (buffer bytes, state after).
+
+    The output starts offset bytes into a buffer filled with a pattern and
+    one spare block long, so comparing whole buffers also catches a stray
+    write before or after the keystream.
+    """
+    words = (ctypes.c_uint32 * 16)(*state)
+    buf = ctypes.create_string_buffer(b"\xa5" * (offset + nblocks * 64 + 64))
+    fn(words, ctypes.addressof(buf) + offset, nblocks)
+    return buf.raw, list(words)
+
+
+@pytest.mark.parametrize("counter", COUNTERS)
+def test_matches_generic(lib, counter):
+    rng = random.Random(counter)
+    key = bytes(rng.getrandbits(8) for _ in range(32))
+    nonce = bytes(rng.getrandbits(8) for _ in range(8))
+    state = make_state(lib, key, nonce, counter)
+    for nblocks in LENGTHS:
+        offset = (nblocks * 13) % 64  # unaligned output most of the time
+        want = run(lib.arc4py_chacha20_blocks_generic, state, nblocks, offset)
+        got = run(lib.arc4py_chacha20_blocks_avx512, state, nblocks, offset)
+        assert got[0] == want[0], f"keystream differs, nblocks={nblocks}"
+        assert got[1] == want[1], f"state after differs, nblocks={nblocks}"
+        # The block counter advanced by nblocks, carrying into word 13.
+        after = (counter + nblocks) % 2**64
+        assert got[1][12] == after & 0xFFFFFFFF
+        assert got[1][13] == after >> 32
+
+
+def test_rfc8439_2_3_2_block(lib):
+    """Section 2.3.2: key 00..1f, counter 1, the serialised block."""
+    nonce = bytes.fromhex("000000090000004a00000000")
+    expected = bytes.fromhex(
+        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
+        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e")
+    state = make_state(lib, bytes(range(32)), nonce, 1)
+    out, after = run(lib.arc4py_chacha20_blocks_avx512, state, 1, 0)
+    assert out[:64] == expected
+    assert after[12] == 2
+    assert after[13:] == state[13:]
