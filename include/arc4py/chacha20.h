@@ -37,7 +37,7 @@ typedef struct arc4py_chacha20_core {
 
 void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,
                                     size_t nblocks);
-#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#if defined(__x86_64__) || defined(__i386__)
 #define ARC4PY_HAVE_X86_CORES 1
 void arc4py_chacha20_blocks_sse2(uint32_t state[16], uint8_t *out,
                                  size_t nblocks);
