@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-# cython: embedsignature=True
+# cython: embedsignature=True, autotestdict=False
 """arc4py's C layers seen from Python: the ChaCha20 cores and the generator.
 
 Thin on purpose: argument checks and conversions here, the work in C, the
@@ -8,7 +8,8 @@ GIL released for anything large.  The public names are re-exported by
 """
 cimport cython
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
-                             PyBuffer_IsContiguous, PyBUF_FULL_RO)
+                             PyBuffer_IsContiguous, PyBUF_FULL_RO,
+                             PyBUF_STRIDES)
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
@@ -43,6 +44,12 @@ cdef extern from "arc4py/generator.h" nogil:
         int (*buf)(void *buf, size_t n) noexcept nogil
         int (*u32)(uint32_t *out) noexcept nogil
         int (*u64)(uint64_t *out) noexcept nogil
+        uint64_t (*bitgen_u64)(void *unused) noexcept nogil
+        uint32_t (*bitgen_u32)(void *unused) noexcept nogil
+        double (*bitgen_double)(void *unused) noexcept nogil
+    uint64_t arc4py_bitgen_u64(void *unused)
+    uint32_t arc4py_bitgen_u32(void *unused)
+    double arc4py_bitgen_double(void *unused)
     const char *ARC4PY_RNG_API_CAPSULE
     int arc4py_rng_select_core(const char *name)
     const char *arc4py_rng_core_name()
@@ -199,6 +206,18 @@ def chacha20_keystream(key, nonce, length, *, counter=0, backend=None):
     return out
 
 
+cdef bint _holds_objects(const char *fmt) noexcept:
+    """Whether a struct-module format holds 'O' (object) items."""
+    cdef bint in_name = False  # struct field names are written :name:
+    while fmt[0]:
+        if fmt[0] == b':':
+            in_name = not in_name
+        elif fmt[0] == b'O' and not in_name:
+            return True
+        fmt += 1
+    return False
+
+
 cdef int _get_writable(object buffer, Py_buffer *view) except -1:
     """Get a writable, C-contiguous view with the contract's errors."""
     try:
@@ -206,6 +225,14 @@ cdef int _get_writable(object buffer, Py_buffer *view) except -1:
     except TypeError:
         raise TypeError(f"expected a writable buffer, not "
                         f"{type(buffer).__name__}") from None
+    except (ValueError, NotImplementedError):
+        # numpy cannot describe some dtypes (datetime64) as a format
+        # string; without one they are plain bytes, which is all we need.
+        PyObject_GetBuffer(buffer, view, PyBUF_STRIDES)
+    if view.format != NULL and _holds_objects(view.format):
+        PyBuffer_Release(view)
+        raise TypeError("cannot fill a buffer of Python objects "
+                        "(object dtype): random bytes are not pointers")
     if view.readonly:
         PyBuffer_Release(view)
         raise TypeError(f"cannot fill a read-only buffer "
@@ -275,10 +302,10 @@ cdef object _numpy_module():
     if _numpy_mod is None:
         try:
             import numpy
-        except ImportError:
+            from arc4py import _numpy
+        except ImportError as exc:
             raise ImportError("this arc4py feature needs numpy: "
-                              "pip install 'arc4py[numpy]'") from None
-        from arc4py import _numpy
+                              "pip install 'arc4py[numpy]'") from exc
         _numpy_mod = _numpy
     return _numpy_mod
 
@@ -314,10 +341,8 @@ def arc4random_buf(n):
     cdef Py_ssize_t size
     cdef bytes out
     cdef int err
-    if type(n) is int:  # the common case, without the generic checks
+    if type(n) is int and n >= 0:  # the common case, no generic checks
         size = n  # OverflowError past sys.maxsize
-        if size < 0:
-            raise ValueError(f"n must be >= 0, not {n}")
     else:
         size = _size_arg(n, "n")
     out = PyBytes_FromStringAndSize(NULL, size)
@@ -432,6 +457,9 @@ cdef arc4py_rng_api _api
 _api.buf = arc4py_rng_buf
 _api.u32 = arc4py_rng_u32
 _api.u64 = arc4py_rng_u64
+_api.bitgen_u64 = arc4py_bitgen_u64
+_api.bitgen_u32 = arc4py_bitgen_u32
+_api.bitgen_double = arc4py_bitgen_double
 _rng_api = PyCapsule_New(&_api, ARC4PY_RNG_API_CAPSULE, NULL)
 
 

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -472,6 +473,53 @@ int arc4py_rng_u64(uint64_t *out)
         return 0;
     }
     return rng_buf_slow((uint8_t *)out, 8);
+}
+
+/* No error can be reported through numpy's bitgen_t: stop, loudly. */
+static void entropy_failure_abort(int err)
+{
+    fprintf(stderr, "arc4py: the OS could not provide entropy (errno %d: %s) "
+            "inside a numpy draw, which cannot report errors; aborting "
+            "rather than returning numbers that are not random\n",
+            err, strerror(err));
+    fflush(stderr);
+    abort();
+}
+
+uint64_t arc4py_bitgen_u64(void *unused)
+{
+    struct rng_state *s = tls_state;
+    uint64_t r;
+    int err;
+
+    (void)unused;
+    if (LIKELY(s != NULL && s->left >= 8)) {
+        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
+        memcpy(&r, src, 8);
+        memset(src, 0, 8);
+        s->left -= 8;
+        return r;
+    }
+    if ((err = rng_buf_slow((uint8_t *)&r, 8)) != 0)
+        entropy_failure_abort(err);
+    return r;
+}
+
+uint32_t arc4py_bitgen_u32(void *unused)
+{
+    uint32_t r;
+    int err = arc4py_rng_u32(&r);
+
+    (void)unused;
+    if (err)
+        entropy_failure_abort(err);
+    return r;
+}
+
+double arc4py_bitgen_double(void *unused)
+{
+    /* 53 random bits, as numpy's own generators do. */
+    return (double)(arc4py_bitgen_u64(unused) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* Lemire's multiply-shift with rejection of the biased low products. */

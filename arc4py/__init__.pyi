@@ -1,0 +1,87 @@
+"""Type stubs for arc4py: an arc4random-style ChaCha20 CSPRNG.
+
+numpy appears only in types (in _core.pyi and _numpy.pyi; a stub is never
+executed, so ``import arc4py`` still works without numpy).  Where numpy is
+not installed, a type checker treats the numpy types as unknown (Any); the
+rest of the API is unaffected.
+"""
+import random as _random
+from collections.abc import Sequence
+from typing import Final, NoReturn, SupportsIndex, TypeVar
+
+from arc4py._core import (
+    arc4random as arc4random,
+    arc4random_buf as arc4random_buf,
+    arc4random_uniform as arc4random_uniform,
+    backend as backend,
+    backends as backends,
+    chacha20_keystream as chacha20_keystream,
+    chacha20_keystream_into as chacha20_keystream_into,
+    cpu_features as cpu_features,
+    fill as fill,
+    fork_protection as fork_protection,
+    randbelow as randbelow,
+    randbits as randbits,
+    random as random,
+    random_u32 as random_u32,
+    random_u64 as random_u64,
+    stir as stir,
+)
+
+_T = TypeVar("_T")
+
+__version__: str
+__all__ = [
+    "BitGenerator",
+    "Random",
+    "arc4random",
+    "arc4random_buf",
+    "arc4random_uniform",
+    "backend",
+    "backends",
+    "chacha20_keystream",
+    "chacha20_keystream_into",
+    "choice",
+    "cpu_features",
+    "default_rng",
+    "fill",
+    "fork_protection",
+    "randbelow",
+    "randbits",
+    "random",
+    "random_u32",
+    "random_u64",
+    "stir",
+    "token_bytes",
+    "token_hex",
+    "token_urlsafe",
+]
+
+DEFAULT_ENTROPY: Final[int]
+
+# ---- secrets-style helpers ---------------------------------------------------
+
+def token_bytes(nbytes: SupportsIndex | None = None) -> bytes: ...
+def token_hex(nbytes: SupportsIndex | None = None) -> str: ...
+def token_urlsafe(nbytes: SupportsIndex | None = None) -> str: ...
+def choice(seq: Sequence[_T]) -> _T: ...
+
+# ---- random.Random drop-in ---------------------------------------------------
+
+class Random(_random.Random):
+    """A random.Random drawing from arc4py; seed() is ignored, getstate()
+    and setstate() raise NotImplementedError."""
+
+    @staticmethod
+    def random() -> float: ...
+    @staticmethod
+    def getrandbits(k: SupportsIndex) -> int: ...
+    @staticmethod
+    def randbytes(n: SupportsIndex) -> bytes: ...
+    def seed(self, *args: object, **kwds: object) -> None: ...
+    def getstate(self, *args: object, **kwds: object) -> NoReturn: ...
+    def setstate(self, *args: object, **kwds: object) -> NoReturn: ...
+
+# ---- numpy -------------------------------------------------------------------
+
+from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_rng

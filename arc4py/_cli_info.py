@@ -1,0 +1,100 @@
+"""``arc4py info``: what this arc4py is and how it runs on this machine."""
+import os
+import sys
+
+
+def _numpy_status():
+    """(numpy version or None, whether arc4py._numpy imports)."""
+    try:
+        import numpy
+    except ImportError:
+        return None, False
+    try:
+        import arc4py._numpy  # noqa: F401
+        ext = True
+    except ImportError:
+        ext = False
+    return numpy.__version__, ext
+
+
+def collect():
+    """The facts ``arc4py info`` shows, as a dict (what --json prints)."""
+    import platform
+
+    import arc4py
+    from arc4py import _core
+    from arc4py._bench import cpu_model
+
+    numpy_version, numpy_ext = _numpy_status()
+    return {
+        "version": arc4py.__version__,
+        "backend": arc4py.backend(),
+        "backend_env": os.environ.get("ARC4PY_BACKEND") or None,
+        "backends": list(arc4py.backends()),
+        "all_backends": list(getattr(_core, "ALL_BACKENDS", ())),
+        "cpu_model": cpu_model(),
+        "cpu_features": list(arc4py.cpu_features()),
+        "fork_protection": list(arc4py.fork_protection()),
+        "reseed_interval": int(_core.RESEED_INTERVAL),
+        "buffer_bytes": int(_core.BUFFER_BYTES),
+        "numpy": numpy_version,
+        "numpy_support": numpy_ext,
+        "python_version": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "module_path": os.path.dirname(os.path.abspath(arc4py.__file__)),
+    }
+
+
+def _bytes_label(n):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n} bytes ({n >> shift} {unit})"
+    return f"{n} bytes"
+
+
+def format_info(info):
+    """The facts as aligned ``name  value`` lines."""
+    core = info["backend"]
+    core += (f" (forced by ARC4PY_BACKEND={info['backend_env']})"
+             if info["backend_env"] else " (fastest here; ARC4PY_BACKEND=<name> "
+             "overrides)")
+    fork = ", ".join(info["fork_protection"]) or "none"
+    if info["numpy"] is None:
+        numpy = "not installed (pip install 'arc4py[numpy]' for BitGenerator, "\
+                "default_rng and size=)"
+    elif info["numpy_support"]:
+        numpy = f"{info['numpy']} (BitGenerator, default_rng and size= work)"
+    else:
+        numpy = f"{info['numpy']} (but arc4py._numpy is not built)"
+    other = [b for b in info["all_backends"] if b not in info["backends"]]
+    avail = ", ".join(info["backends"])
+    if other:
+        avail += f"  (not on this CPU: {', '.join(other)})"
+    pairs = [
+        ("arc4py", info["version"]),
+        ("core", core),
+        ("available cores", avail),
+        ("CPU", info["cpu_model"]),
+        ("CPU features", " ".join(info["cpu_features"]) or "none"),
+        ("fork protection", fork),
+        ("reseed interval", _bytes_label(info["reseed_interval"])),
+        ("buffer size", _bytes_label(info["buffer_bytes"])),
+        ("numpy", numpy),
+        ("python", f"{info['python_version']} "
+                   f"({info['python_implementation']}, {info['platform']})"),
+        ("installed at", info["module_path"]),
+    ]
+    width = max(len(k) for k, _ in pairs)
+    return [f"{k.ljust(width)}  {v}" for k, v in pairs]
+
+
+def run(args):
+    """``arc4py info`` with parsed ``args``; the exit status."""
+    info = collect()
+    if args.json:
+        import json
+        sys.stdout.write(json.dumps(info, indent=2) + "\n")
+    else:
+        sys.stdout.write("\n".join(format_info(info)) + "\n")
+    return 0

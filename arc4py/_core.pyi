@@ -1,0 +1,67 @@
+"""Type stubs for arc4py._core, the Cython binding of the cores and the
+generator.  The public names are re-exported (and documented) by arc4py.
+
+numpy appears only in types: a stub is never executed, so importing numpy
+here costs nothing at run time.  Where numpy is not installed, a type
+checker treats the array types as unknown (Any) and the scalar overloads
+still hold.
+"""
+from collections.abc import Sequence
+from typing import Any, Final, SupportsIndex, overload
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import Buffer, CapsuleType, TypeAlias
+
+# A shape, as numpy takes it: an int or a sequence of ints.
+_Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
+
+ALL_BACKENDS: Final[tuple[str, ...]]
+RESEED_INTERVAL: Final[int]
+BUFFER_BYTES: Final[int]
+
+_rng_api: CapsuleType
+
+# ---- cores ---------------------------------------------------------------
+
+def backends() -> tuple[str, ...]: ...
+def backend() -> str: ...
+def cpu_features() -> tuple[str, ...]: ...
+def _select_backend(name: str) -> None: ...
+def chacha20_keystream(
+    key: Buffer,
+    nonce: Buffer,
+    length: SupportsIndex,
+    *,
+    counter: SupportsIndex = 0,
+    backend: str | None = None,
+) -> bytes: ...
+def chacha20_keystream_into(
+    key: Buffer,
+    nonce: Buffer,
+    buffer: Buffer | npt.NDArray[Any],
+    *,
+    counter: SupportsIndex = 0,
+    backend: str | None = None,
+) -> int: ...
+
+# ---- the generator ---------------------------------------------------------
+
+def arc4random() -> int: ...
+@overload
+def random_u32(size: None = None) -> int: ...
+@overload
+def random_u32(size: _Size) -> npt.NDArray[np.uint32]: ...
+@overload
+def random_u64(size: None = None) -> int: ...
+@overload
+def random_u64(size: _Size) -> npt.NDArray[np.uint64]: ...
+def arc4random_buf(n: SupportsIndex) -> bytes: ...
+# numpy's stubs make ndarray a Buffer only on Python >= 3.12.
+def fill(buffer: Buffer | npt.NDArray[Any]) -> int: ...
+def arc4random_uniform(upper_bound: SupportsIndex) -> int: ...
+def randbits(k: SupportsIndex) -> int: ...
+def randbelow(n: SupportsIndex) -> int: ...
+def random() -> float: ...
+def stir() -> None: ...
+def fork_protection() -> tuple[str, ...]: ...

@@ -1,0 +1,42 @@
+"""Type stubs for arc4py._numpy: random arrays and the numpy BitGenerator.
+
+Import the public names from arc4py.  A stub is never executed: the numpy
+imports below cost nothing at run time, and without numpy a type checker
+treats these types as unknown (Any).
+"""
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, SupportsIndex, overload
+
+import numpy as np
+import numpy.random
+import numpy.typing as npt
+from typing_extensions import Self, TypeAlias
+
+# A shape, as numpy takes it: an int or a sequence of ints.
+_Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
+
+def random_u32_array(size: _Size) -> npt.NDArray[np.uint32]: ...
+def random_u64_array(size: _Size) -> npt.NDArray[np.uint64]: ...
+
+class BitGenerator(numpy.random.BitGenerator):
+    """A numpy BitGenerator drawing from arc4py's per-thread CSPRNG.
+
+    Cannot be seeded (a non-None seed is a TypeError); copies, pickles and
+    spawned children are new, independent generators."""
+
+    def __init__(self, seed: None = None) -> None: ...
+    @property
+    def state(self) -> dict[str, Any]: ...
+    @state.setter
+    def state(self, value: Mapping[str, Any], /) -> None: ...
+    def spawn(self, n_children: int) -> list[Self]: ...
+    @overload
+    def random_raw(self, size: None = None, output: Literal[True] = True) -> int: ...
+    @overload
+    def random_raw(self, size: _Size, output: Literal[True] = True) -> npt.NDArray[np.uint64]: ...
+    @overload
+    def random_raw(self, size: _Size | None, output: Literal[False]) -> None: ...
+    @overload
+    def random_raw(self, size: _Size | None = None, *, output: Literal[False]) -> None: ...
+
+def default_rng() -> numpy.random.Generator: ...

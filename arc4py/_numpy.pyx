@@ -1,0 +1,251 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# cython: embedsignature=True, autotestdict=False
+"""arc4py's numpy side: random arrays and a ``numpy.random.BitGenerator``.
+
+Loaded on first use by ``arc4py`` (numpy is needed to build arc4py, not to
+import it).  Everything here draws from the same per-thread C generator as
+``arc4py._core``: the generator's entry points come from the capsule
+``arc4py._core._rng_api``, so there is one state per OS thread whichever
+extension module asks.  Import the public names from ``arc4py``.
+"""
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.stdint cimport uint32_t, uint64_t
+from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
+
+import os as _os
+from operator import index as _index
+
+import numpy as _np
+from numpy.random import Generator as _Generator
+from numpy.random.bit_generator import SeedlessSeedSequence as _Seedless
+
+from arc4py._core import _rng_api
+
+cnp.import_array()
+
+cdef extern from "arc4py/generator.h" nogil:
+    ctypedef struct arc4py_rng_api:
+        int (*buf)(void *buf, size_t n) noexcept nogil
+        int (*u32)(uint32_t *out) noexcept nogil
+        int (*u64)(uint64_t *out) noexcept nogil
+        uint64_t (*bitgen_u64)(void *unused) noexcept nogil
+        uint32_t (*bitgen_u32)(void *unused) noexcept nogil
+        double (*bitgen_double)(void *unused) noexcept nogil
+    const char *ARC4PY_RNG_API_CAPSULE
+
+# The generator of arc4py._core; every draw below goes through it.
+cdef const arc4py_rng_api *_api = <const arc4py_rng_api *>PyCapsule_GetPointer(
+    _rng_api, ARC4PY_RNG_API_CAPSULE)
+
+# Below this many bytes, dropping and retaking the GIL costs more than it saves.
+cdef Py_ssize_t NOGIL_BYTES = 1 << 14
+
+
+
+cdef int _raise_os_error(int err) except -1:
+    raise OSError(err, "arc4py: the OS could not provide entropy: "
+                  + _os.strerror(err))
+
+
+# ---- arrays -------------------------------------------------------------------
+
+cdef tuple _shape(object size):
+    """``size`` (an int or a sequence of ints) as a shape tuple, with numpy's
+    errors: ``TypeError`` for a non-integer, ``ValueError`` for a negative."""
+    if isinstance(size, (str, bytes, float)):
+        raise TypeError(f"size must be an int or a tuple of ints, not "
+                        f"{type(size).__name__}")
+    try:
+        dims = (_index(size),)
+    except TypeError:
+        try:
+            dims = tuple(size)
+        except TypeError:
+            raise TypeError(f"size must be an int or a tuple of ints, not "
+                            f"{type(size).__name__}") from None
+    shape = []
+    for d in dims:
+        if isinstance(d, float):
+            raise TypeError("size must be an int or a tuple of ints, not "
+                            "float")
+        try:
+            d = _index(d)
+        except TypeError:
+            raise TypeError(f"size must be an int or a tuple of ints, not "
+                            f"{type(d).__name__}") from None
+        if d < 0:
+            raise ValueError(f"size must be non-negative, not {d}")
+        shape.append(d)
+    return tuple(shape)
+
+
+cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
+    cdef int err
+    if n >= NOGIL_BYTES:
+        with nogil:
+            err = _api.buf(p, <size_t>n)
+    else:
+        err = _api.buf(p, <size_t>n)
+    if err:
+        _raise_os_error(err)
+    return 0
+
+
+cdef cnp.ndarray _random_array(object size, int typenum):
+    """A new C-contiguous array of shape ``size`` filled in place."""
+    cdef tuple shape = _shape(size)
+    cdef cnp.npy_intp dims[64]  # NPY_MAXDIMS of numpy 2; numpy checks its own
+    cdef int ndim = len(shape), i
+    cdef cnp.ndarray out
+    if ndim > 64:
+        raise ValueError(f"size has {ndim} dimensions; numpy allows at most 64")
+    for i in range(ndim):
+        dims[i] = shape[i]
+    out = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
+    _fill_raw(cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
+    return out
+
+
+def random_u32_array(size):
+    """A new C-contiguous ``numpy.ndarray`` of uint32 of shape ``size``
+    (an int or a tuple of ints), uniform over [0, 2**32), filled in place.
+
+    The same stream as ``arc4py.arc4random()``; what
+    ``arc4py.random_u32(size=...)`` returns.
+    """
+    return _random_array(size, cnp.NPY_UINT32)
+
+
+def random_u64_array(size):
+    """A new C-contiguous ``numpy.ndarray`` of uint64 of shape ``size``
+    (an int or a tuple of ints), uniform over [0, 2**64), filled in place.
+
+    What ``arc4py.random_u64(size=...)`` returns.
+    """
+    return _random_array(size, cnp.NPY_UINT64)
+
+
+# ---- numpy's bitgen_t -----------------------------------------------------------
+
+cdef class BitGenerator(_NumpyBitGenerator):
+    """BitGenerator()
+
+    A ``numpy.random.BitGenerator`` drawing from arc4py's CSPRNG.
+
+    ``numpy.random.Generator(arc4py.BitGenerator())`` (or
+    ``arc4py.default_rng()``) gives every numpy distribution, each drawn
+    from the calling thread's own ChaCha20 state: the same per-thread,
+    fast-key-erasure, fork-safe generator as ``arc4py.arc4random()``.
+    Each bitgen_t function (``next_uint64``, ``next_uint32``,
+    ``next_double`` with 53 random bits, ``next_raw`` = ``next_uint64``)
+    is one call into that generator, so the object itself holds no random
+    state and any number of them may exist in any number of threads.
+
+    Seeding
+        None.  ``seed`` may only be ``None``: a CSPRNG seeded by the caller
+        would be reproducible, which is what it must not be, so any other
+        value raises ``TypeError``.  Use a numpy generator such as
+        ``PCG64(seed)`` when you need a reproducible stream.  ``seed_seq``
+        is a ``numpy.random.bit_generator.SeedlessSeedSequence``.
+
+    State
+        ``state`` is ``{'bit_generator': 'arc4py.BitGenerator',
+        'state': None}``: there is nothing that could reproduce the output.
+        Setting it raises ``NotImplementedError``.
+
+    Copying and pickling
+        ``copy.copy``, ``copy.deepcopy`` and ``pickle`` (and so
+        ``multiprocessing``) give a new, independent ``BitGenerator``; no
+        two of them ever share a stream.  The same holds for ``spawn(n)``
+        and for a ``Generator`` over this class.
+
+    OS entropy failure
+        The bitgen_t functions numpy calls cannot report an error.  If the
+        OS fails to provide entropy while one of them reseeds (a failed
+        ``getrandom(2)`` beyond ``EINTR``/``ENOSYS``, which practically
+        never happens), the process writes a message to stderr and calls
+        ``abort()``: returning a stale or zero value would be silent
+        non-randomness.  ``random_raw()`` and the array functions do not
+        abort; they raise ``OSError``.
+
+    Attributes
+    ----------
+    lock : threading.RLock
+        Set up by numpy's base class and held by ``Generator`` as usual.
+        The draws themselves need no lock (each thread has its own state).
+    capsule : PyCapsule
+        numpy's ``"BitGenerator"`` capsule holding this object's bitgen_t.
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        # Valid from allocation on, even if __init__ is never run.
+        self._install()
+
+    cdef void _install(self) noexcept:
+        # Straight into the C generator: no adapter between numpy and it.
+        self._bitgen.state = <void *>_api
+        self._bitgen.next_uint64 = _api.bitgen_u64
+        self._bitgen.next_uint32 = _api.bitgen_u32
+        self._bitgen.next_double = _api.bitgen_double
+        self._bitgen.next_raw = _api.bitgen_u64
+
+    def __init__(self, seed=None):
+        if seed is not None:
+            raise TypeError(
+                "arc4py.BitGenerator cannot be seeded: it is a CSPRNG seeded "
+                "from the OS, and a seeded stream would be reproducible; use "
+                "e.g. numpy.random.PCG64(seed) for a reproducible stream")
+        # A seedless sequence: no OS entropy spent on a seed nobody uses.
+        super().__init__(_Seedless())
+        # Again: the base __init__ resets the bitgen_t's state pointer.
+        self._install()
+
+    def __repr__(self):
+        return f"<arc4py.BitGenerator object at {id(self):#x}>"
+
+    def __reduce__(self):
+        # Nothing to carry over: a copy is a new, independent generator.
+        return (type(self), ())
+
+    @property
+    def state(self):
+        """``{'bit_generator': 'arc4py.BitGenerator', 'state': None}``:
+        a CSPRNG has no state that could be saved and restored.  Setting
+        it raises ``NotImplementedError``."""
+        return {"bit_generator": "arc4py.BitGenerator", "state": None}
+
+    @state.setter
+    def state(self, value):
+        raise NotImplementedError(
+            "arc4py.BitGenerator has no state to restore: its output cannot "
+            "be reproduced")
+
+    def spawn(self, n_children):
+        """A list of ``n_children`` new, independent ``BitGenerator`` s."""
+        n = _index(n_children)
+        if n < 0:
+            raise ValueError("n_children must be non-negative")
+        return [type(self)() for _ in range(n)]
+
+    def random_raw(self, size=None, output=True):
+        """Raw uint64 output: an ``int`` in [0, 2**64) when ``size`` is
+        ``None``, else a new uint64 ``ndarray`` of shape ``size`` filled by
+        one call into the generator.  With ``output=False`` the numbers are
+        drawn and ``None`` is returned (numpy's benchmarking convention).
+        Raises ``OSError`` if the OS cannot provide entropy."""
+        cdef uint64_t r
+        cdef int err
+        if size is None:
+            err = _api.u64(&r)
+            if err:
+                _raise_os_error(err)
+            return r if output else None
+        out = _random_array(size, cnp.NPY_UINT64)
+        return out if output else None
+
+
+def default_rng():
+    """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
+    every numpy distribution, drawn from the CSPRNG."""
+    return _Generator(BitGenerator())

@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+"""MB/s of each ChaCha20 core beside OpenSSL's ChaCha20, in the same run.
+
+Every core writes raw keystream with
+``arc4py.chacha20_keystream_into(key, nonce, buf, backend=name)`` into a
+preallocated bytearray; OpenSSL (through the ``cryptography`` package)
+encrypts a preallocated buffer of zeros into another with
+``encryptor.update_into(zeros, out)``, which is the same keystream.  Nothing
+is allocated inside the timed loops.
+
+The machine is shared and noisy, so measurements are interleaved: each
+round visits every request size and, within it, every core and OpenSSL in a
+rotating order; a figure is the best over all rounds.
+
+MB/s = calls x bytes per call / elapsed seconds, with 1 MB = 10**6 bytes.
+At 1 MiB it prints the ratios the cores are held to:
+
+    avx2 / generic     >= 4.2x
+    sse2 / generic     >= 2.0x
+    ssse3 / sse2       (reported)
+    avx512 / avx2      >= 1.5x   (only where the CPU has AVX-512)
+    fastest / OpenSSL  >= 0.97x
+
+Usage: python bench/bench_cores.py [--quick] [--json] [--check]
+"""
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from functools import partial
+from itertools import repeat
+from pathlib import Path
+
+
+def _import_arc4py():
+    """Prefer a built in-place tree next to this script (python setup.py
+    build_ext --inplace), else the installed package."""
+    root = Path(__file__).resolve().parent.parent
+    if any((root / "arc4py").glob("_core*.so")) or any(
+            (root / "arc4py").glob("_core*.pyd")):
+        sys.path.insert(0, str(root))
+    import arc4py
+    return arc4py
+
+
+arc4py = _import_arc4py()
+
+MB = 10 ** 6
+SIZES = (64, 256, 1 << 10, 4 << 10, 64 << 10, 1 << 20)
+UNROLL = 8
+
+#: (numerator, denominator, bar or None) at 1 MiB.
+RATIOS = (
+    ("avx2", "generic", 4.2),
+    ("sse2", "generic", 2.0),
+    ("ssse3", "sse2", None),
+    ("avx512", "avx2", 1.5),
+)
+OPENSSL_BAR = 0.97
+
+
+def _loop(n, f):
+    for _ in repeat(None, n):
+        f(); f(); f(); f(); f(); f(); f(); f()  # noqa: E702
+
+
+def size_label(n):
+    if n >= 1 << 20:
+        return f"{n >> 20} MiB"
+    if n >= 1 << 10:
+        return f"{n >> 10} KiB"
+    return f"{n} B"
+
+
+def core_call(name, size):
+    key = bytes(range(32))
+    nonce = bytes(8)
+    buf = bytearray(size)
+    return partial(arc4py.chacha20_keystream_into, key, nonce, buf,
+                   backend=name)
+
+
+def openssl_call(size):
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+    enc = Cipher(algorithms.ChaCha20(bytes(range(32)), bytes(16)),
+                 None).encryptor()
+    zeros = bytes(size)
+    out = bytearray(size)
+    return partial(enc.update_into, zeros, out)
+
+
+def openssl_version():
+    try:
+        from cryptography.hazmat.backends.openssl.backend import backend
+        return backend.openssl_version_text()
+    except Exception:
+        return None
+
+
+def calibrate(f, target):
+    """Trips of _loop so that one timing takes about ``target`` seconds."""
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        _loop(n, f)
+        dt = time.perf_counter() - t0
+        if dt >= target:
+            return n
+        n = n * 16 if dt < target / 64 else max(n + 1,
+                                                int(n * target / dt * 1.05))
+
+
+def cpu_model():
+    try:
+        from arc4py._bench import cpu_model as model
+        return model()
+    except ImportError:
+        return platform.processor() or platform.machine()
+
+
+class Progress:
+    def __init__(self, total):
+        self.total, self.done = total, 0
+        self.on = sys.stderr.isatty()
+
+    def tick(self, text):
+        self.done += 1
+        if self.on:
+            sys.stderr.write(f"\r\x1b[K[{self.done}/{self.total}] {text}")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.on:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def measure(sources, sizes, rounds, duration):
+    """{source: {size: best MB/s}} over ``rounds`` interleaved rounds."""
+    calls = {(s, n): make(n) for s, make in sources.items() for n in sizes}
+    names = list(sources)
+    progress = Progress(len(calls) * (rounds + 1))
+    batches = {}
+    for key, f in calls.items():          # calibrate (and warm up)
+        batches[key] = calibrate(f, duration)
+        progress.tick(f"calibrating {key[0]} {size_label(key[1])}")
+    best = {s: {n: 0.0 for n in sizes} for s in names}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for n in sizes:
+            for s in order:
+                f, trips = calls[(s, n)], batches[(s, n)]
+                t0 = time.perf_counter()
+                _loop(trips, f)
+                dt = time.perf_counter() - t0
+                rate = trips * UNROLL * n / dt / MB
+                if rate > best[s][n]:
+                    best[s][n] = rate
+                progress.tick(f"round {r + 1}/{rounds} {s} {size_label(n)}")
+    progress.close()
+    return best
+
+
+def ratios(best, cores, openssl):
+    """The 1 MiB ratios, as dicts with name, value, bar and ok."""
+    at = 1 << 20
+    out = []
+    for num, den, bar in RATIOS:
+        if num in cores and den in cores:
+            v = best[num][at] / best[den][at]
+            out.append({"name": f"{num}/{den}", "value": v, "bar": bar,
+                        "ok": None if bar is None else v >= bar})
+    if openssl in best:
+        fastest = max(cores, key=lambda c: best[c][at])
+        v = best[fastest][at] / best[openssl][at]
+        out.append({"name": f"fastest ({fastest})/OpenSSL", "value": v,
+                    "bar": OPENSSL_BAR, "ok": v >= OPENSSL_BAR})
+    return out
+
+
+def fmt_rate(x):
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="MB/s = calls x bytes per call / elapsed seconds "
+               "(1 MB = 10**6 bytes)")
+    p.add_argument("--rounds", type=int, default=15,
+                   help="interleaved rounds; a figure is the best (default 15)")
+    p.add_argument("--duration", type=float, default=0.03,
+                   help="seconds per timing (default 0.03)")
+    p.add_argument("--quick", action="store_true",
+                   help="3 rounds of 0.02 s (a few seconds in all)")
+    p.add_argument("--backends", metavar="NAME[,NAME...]",
+                   help="cores to measure (default: every core this CPU runs)")
+    p.add_argument("--no-openssl", action="store_true",
+                   help="leave OpenSSL out")
+    p.add_argument("--json", action="store_true",
+                   help="print the figures and ratios as JSON")
+    p.add_argument("--check", action="store_true",
+                   help="exit with status 1 if a ratio misses its bar")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.rounds, args.duration = 3, 0.02
+    if args.rounds < 1 or not args.duration > 0:
+        p.error("--rounds must be >= 1 and --duration > 0")
+
+    cores = list(arc4py.backends())
+    if args.backends:
+        wanted = [b.strip() for b in args.backends.split(",") if b.strip()]
+        bad = [b for b in wanted if b not in cores]
+        if bad:
+            p.error(f"not runnable here: {', '.join(bad)}; "
+                    f"available: {', '.join(cores)}")
+        cores = wanted
+    sources = {c: partial(core_call, c) for c in cores}
+    openssl = None
+    skipped = None
+    if not args.no_openssl:
+        try:
+            import cryptography  # noqa: F401
+            openssl = "OpenSSL"
+            sources[openssl] = openssl_call
+        except ImportError:
+            skipped = ("OpenSSL: skipped: the cryptography package is not "
+                       "installed (pip install cryptography)")
+
+    best = measure(sources, SIZES, args.rounds, args.duration)
+    rs = ratios(best, cores, openssl)
+    missed = [r for r in rs if r["ok"] is False]
+
+    if args.json:
+        print(json.dumps({
+            "arc4py_version": arc4py.__version__,
+            "cpu_model": cpu_model(),
+            "cpu_features": list(arc4py.cpu_features()),
+            "python_version": platform.python_version(),
+            "openssl_version": openssl_version() if openssl else None,
+            "rounds": args.rounds,
+            "duration": args.duration,
+            "unit": "MB/s, 1 MB = 10**6 bytes",
+            "sizes": list(SIZES),
+            "mb_per_s": {s: {str(n): v for n, v in row.items()}
+                         for s, row in best.items()},
+            "ratios_at_1MiB": rs,
+            "skipped": skipped,
+        }, indent=2))
+    else:
+        cols = list(sources)
+        print(f"ChaCha20 keystream, MB/s (1 MB = 10**6 bytes), best of "
+              f"{args.rounds} interleaved rounds of {args.duration:g} s")
+        print(f"CPU: {cpu_model()}; arc4py {arc4py.__version__}; Python "
+              f"{platform.python_version()}"
+              + (f"; {openssl_version()}" if openssl else ""))
+        print()
+        header = ["size"] + cols
+        lines = [[size_label(n)] + [fmt_rate(best[c][n]) for c in cols]
+                 for n in SIZES]
+        widths = [max(len(r[i]) for r in [header] + lines)
+                  for i in range(len(header))]
+        for k, r in enumerate([header] + lines):
+            print("  ".join([r[0].ljust(widths[0])]
+                            + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]))
+            if k == 0:
+                print("  ".join("-" * w for w in widths))
+        print()
+        print("ratios at 1 MiB:")
+        for r in rs:
+            bar = ("" if r["bar"] is None else
+                   f"  (bar {r['bar']:g}x: {'ok' if r['ok'] else 'MISSED'})")
+            print(f"  {r['name']:<28} {r['value']:6.2f}x{bar}")
+        if "avx512" not in cores:
+            print("  avx512/avx2: no AVX-512 core on this CPU")
+        if skipped:
+            print(skipped)
+    return 1 if (args.check and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

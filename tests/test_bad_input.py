@@ -1,0 +1,339 @@
+"""Every bad input of the contract, with its exact error type, and the good
+edge cases next to them."""
+import array
+import mmap
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import arc4py
+
+KEY = bytes(range(32))
+NONCE8 = bytes(8)
+NONCE12 = bytes(12)
+IS_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+
+
+# ---- arc4random_buf ----------------------------------------------------------
+
+@pytest.mark.parametrize("n", [1.5, "3", None, b"3", [3], 3.0])
+def test_buf_wrong_type(n):
+    with pytest.raises(TypeError):
+        arc4py.arc4random_buf(n)
+
+
+@pytest.mark.parametrize("n", [-1, -2**70])
+def test_buf_negative(n):
+    with pytest.raises(ValueError):
+        arc4py.arc4random_buf(n)
+
+
+@pytest.mark.parametrize("n", [2**62, 2**63 - 1, 2**63, 2**70])
+def test_buf_impossible_size(n):
+    with pytest.raises((MemoryError, OverflowError)):
+        arc4py.arc4random_buf(n)
+
+
+def test_buf_edge_sizes():
+    assert arc4py.arc4random_buf(0) == b""
+    assert len(arc4py.arc4random_buf(True)) == 1   # bool is an int
+    for n in (1, 15, 16, 17, 2047, 2048, 2049, 3072, 100_000):
+        b = arc4py.arc4random_buf(n)
+        assert type(b) is bytes and len(b) == n
+
+
+# ---- fill ------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", [3, "abc", None, 1.5, [0, 0]])
+def test_fill_not_a_buffer(target):
+    with pytest.raises(TypeError):
+        arc4py.fill(target)
+
+
+def test_fill_read_only_buffers(tmp_path):
+    with pytest.raises(TypeError):
+        arc4py.fill(b"abc")
+    with pytest.raises(TypeError):
+        arc4py.fill(memoryview(b"x"))
+    ro = bytearray(4)
+    with pytest.raises(TypeError):
+        arc4py.fill(memoryview(ro).toreadonly())
+    assert ro == bytearray(4)
+    path = tmp_path / "data"
+    path.write_bytes(b"\0" * 4096)
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            with pytest.raises(TypeError):
+                arc4py.fill(m)
+        finally:
+            m.close()
+    assert path.read_bytes() == b"\0" * 4096
+
+
+def test_fill_read_only_numpy():
+    np = pytest.importorskip("numpy")
+    a = np.zeros(16, dtype=np.uint8)
+    a.flags.writeable = False
+    with pytest.raises(TypeError):
+        arc4py.fill(a)
+    assert not a.any()
+
+
+def test_fill_non_contiguous():
+    data = bytearray(10)
+    with pytest.raises((ValueError, BufferError)):
+        arc4py.fill(memoryview(data)[::2])
+    assert data == bytearray(10)
+
+
+def test_fill_non_contiguous_numpy():
+    np = pytest.importorskip("numpy")
+    base = np.zeros((4, 4))
+    with pytest.raises((ValueError, BufferError)):
+        arc4py.fill(base[:, 1])
+    with pytest.raises((ValueError, BufferError)):
+        arc4py.fill(np.zeros((4, 4), order="F"))
+    with pytest.raises((ValueError, BufferError)):
+        arc4py.fill(np.zeros((4, 6), dtype=np.uint8)[:, ::2])
+    assert not base.any()
+
+
+def test_fill_edge_cases():
+    assert arc4py.fill(bytearray()) == 0
+    assert arc4py.fill(memoryview(bytearray())) == 0
+    b = bytearray(64)
+    assert arc4py.fill(b) == 64 and any(b)
+    # A writable memoryview slice fills only that slice.
+    b = bytearray(64)
+    assert arc4py.fill(memoryview(b)[16:48]) == 32
+    assert b[:16] == bytes(16) and b[48:] == bytes(16) and any(b[16:48])
+
+
+def test_fill_array_array():
+    a = array.array("I", [0] * 100)
+    assert arc4py.fill(a) == 100 * a.itemsize
+    assert any(a)
+    d = array.array("d", [0.0] * 8)
+    assert arc4py.fill(d) == 64
+
+
+def test_fill_mmap():
+    m = mmap.mmap(-1, 8192, access=mmap.ACCESS_WRITE)
+    try:
+        assert arc4py.fill(m) == 8192
+        assert any(m[:])
+    finally:
+        m.close()
+    m = mmap.mmap(-1, 100)
+    try:
+        assert arc4py.fill(m) == 100
+    finally:
+        m.close()
+
+
+@pytest.mark.parametrize("dtype,shape", [
+    ("uint8", (64,)), ("int16", (8, 8)), ("uint32", (3, 5, 7)),
+    ("float64", (100,)), ("complex128", (4, 4)), ("uint64", ()),
+    ("int8", (1 << 16,)), ("float32", (2, 0, 3)),
+])
+def test_fill_numpy(dtype, shape):
+    np = pytest.importorskip("numpy")
+    a = np.zeros(shape, dtype=dtype)
+    assert arc4py.fill(a) == a.nbytes
+    if a.nbytes >= 8:
+        assert any(a.tobytes())
+
+
+def test_fill_numpy_contiguous_slice():
+    np = pytest.importorskip("numpy")
+    a = np.zeros((8, 8), dtype=np.uint32)
+    assert arc4py.fill(a[2:4]) == 2 * 8 * 4
+    assert not a[:2].any() and not a[4:].any() and a[2:4].any()
+
+
+# ---- uniform, randbelow, randbits ------------------------------------------
+
+@pytest.mark.parametrize("bound", [0, 2**32 + 1, -5, -1, 2**100])
+def test_uniform_out_of_range(bound):
+    with pytest.raises(ValueError):
+        arc4py.arc4random_uniform(bound)
+
+
+@pytest.mark.parametrize("bound", [1.5, "3", None, 3.0])
+def test_uniform_wrong_type(bound):
+    with pytest.raises(TypeError):
+        arc4py.arc4random_uniform(bound)
+
+
+@pytest.mark.parametrize("n", [0, -1, -2**80])
+def test_randbelow_out_of_range(n):
+    with pytest.raises(ValueError):
+        arc4py.randbelow(n)
+
+
+@pytest.mark.parametrize("n", [1.5, "3", None])
+def test_randbelow_wrong_type(n):
+    with pytest.raises(TypeError):
+        arc4py.randbelow(n)
+
+
+def test_randbits_bad():
+    with pytest.raises(ValueError):
+        arc4py.randbits(-1)
+    with pytest.raises(TypeError):
+        arc4py.randbits(1.5)
+    with pytest.raises(TypeError):
+        arc4py.randbits("8")
+
+
+def test_randbits_good():
+    assert arc4py.randbits(0) == 0
+    for k in range(1, 201):
+        values = [arc4py.randbits(k) for _ in range(64)]
+        assert all(0 <= v < 2**k for v in values), k
+        # The top bit is set in about half the draws: never in all 64 cases
+        # missing (probability 2**-64).
+        assert max(v.bit_length() for v in values) == k, k
+
+
+def test_random_float_range():
+    values = [arc4py.random() for _ in range(20_000)]
+    assert all(type(v) is float and 0.0 <= v < 1.0 for v in values)
+    assert min(values) < 0.01 and max(values) > 0.99
+    # 53 random bits: every value is a multiple of 2**-53.
+    assert all((v * 2**53).is_integer() for v in values[:1000])
+
+
+def test_uniform_and_u32_good():
+    assert arc4py.arc4random_uniform(1) == 0
+    assert 0 <= arc4py.arc4random_uniform(2**32) < 2**32
+    assert 0 <= arc4py.arc4random() < 2**32
+    assert 0 <= arc4py.random_u32() < 2**32
+    assert 0 <= arc4py.random_u64() < 2**64
+
+
+# ---- chacha20_keystream --------------------------------------------------------
+
+@pytest.mark.parametrize("key", [bytes(31), bytes(33), b"", bytes(16)])
+def test_keystream_bad_key_length(key):
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(key, NONCE8, 64)
+
+
+@pytest.mark.parametrize("nonce", [bytes(0), bytes(7), bytes(9), bytes(11),
+                                   bytes(13), bytes(16)])
+def test_keystream_bad_nonce_length(nonce):
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(KEY, nonce, 64)
+
+
+@pytest.mark.parametrize("key", ["k" * 32, 5, None, 1.5])
+def test_keystream_key_wrong_type(key):
+    with pytest.raises(TypeError):
+        arc4py.chacha20_keystream(key, NONCE8, 64)
+
+
+def test_keystream_nonce_wrong_type():
+    with pytest.raises(TypeError):
+        arc4py.chacha20_keystream(KEY, "n" * 8, 64)
+    with pytest.raises(TypeError):
+        arc4py.chacha20_keystream(KEY, 8, 64)
+
+
+def test_keystream_length_and_counter():
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(KEY, NONCE8, -1)
+    with pytest.raises(TypeError):
+        arc4py.chacha20_keystream(KEY, NONCE8, 1.5)
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(KEY, NONCE8, 64, counter=-1)
+    assert arc4py.chacha20_keystream(KEY, NONCE8, 0) == b""
+    # Key and nonce may be any bytes-like object.
+    a = arc4py.chacha20_keystream(bytearray(KEY), memoryview(NONCE8), 100)
+    assert a == arc4py.chacha20_keystream(KEY, NONCE8, 100)
+
+
+def test_keystream_unknown_backend_names_the_available_ones():
+    with pytest.raises(ValueError) as info:
+        arc4py.chacha20_keystream(KEY, NONCE8, 64, backend="mmx")
+    for name in arc4py.backends():
+        assert name in str(info.value)
+
+
+def test_keystream_backend_wrong_type():
+    with pytest.raises(TypeError):
+        arc4py.chacha20_keystream(KEY, NONCE8, 64, backend=5)
+    with pytest.raises(TypeError):
+        arc4py.chacha20_keystream(KEY, NONCE8, 64, backend=b"generic")
+
+
+@pytest.mark.skipif(not IS_X86, reason="neon is only unavailable on x86")
+def test_keystream_neon_on_x86():
+    assert "neon" not in arc4py.backends()
+    with pytest.raises(ValueError) as info:
+        arc4py.chacha20_keystream(KEY, NONCE8, 64, backend="neon")
+    assert "generic" in str(info.value)
+
+
+def test_keystream_every_available_backend_accepted():
+    ref = arc4py.chacha20_keystream(KEY, NONCE12, 200, counter=1,
+                                    backend="generic")
+    for name in arc4py.backends():
+        assert arc4py.chacha20_keystream(KEY, NONCE12, 200, counter=1,
+                                         backend=name) == ref
+
+
+def test_keystream_rfc_counter_overflow():
+    last = 2**32 - 1
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(KEY, NONCE12, 65, counter=last)
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(KEY, NONCE12, 64, counter=2**32)
+    assert len(arc4py.chacha20_keystream(KEY, NONCE12, 64, counter=last)) == 64
+    assert len(arc4py.chacha20_keystream(KEY, NONCE12, 1, counter=last)) == 1
+    # The 8-byte layout has a 64-bit counter: the same request is fine.
+    assert len(arc4py.chacha20_keystream(KEY, NONCE8, 65, counter=last)) == 65
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(KEY, NONCE8, 65, counter=2**64 - 1)
+
+
+# ---- ARC4PY_BACKEND at import ----------------------------------------------
+
+def _import_with_backend(value, tmp_path):
+    env = dict(os.environ, ARC4PY_BACKEND=value)
+    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
+    return subprocess.run(
+        [sys.executable, "-c", "import arc4py; print(arc4py.backend()); "
+         "print(len(arc4py.arc4random_buf(5000)))"],
+        env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+
+
+def test_env_backend_bogus(tmp_path):
+    proc = _import_with_backend("bogus", tmp_path)
+    assert proc.returncode != 0
+    assert "ValueError" in proc.stderr
+    for name in arc4py.backends():
+        assert name in proc.stderr.splitlines()[-1], proc.stderr
+
+
+@pytest.mark.skipif(not IS_X86, reason="neon is only unavailable on x86")
+def test_env_backend_not_runnable(tmp_path):
+    proc = _import_with_backend("neon", tmp_path)
+    assert proc.returncode != 0
+    assert "ValueError" in proc.stderr and "generic" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["generic", "sse2", "ssse3", "avx2", "avx512"])
+def test_env_backend_forced(tmp_path, name):
+    if name not in arc4py.backends():
+        pytest.skip(f"this CPU cannot run the {name} core")
+    proc = _import_with_backend(name, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [name, "5000"]

@@ -1,0 +1,309 @@
+"""The command line: python -m arc4py bench | info | bytes.
+
+Every command runs in a subprocess of this interpreter that imports the same
+arc4py as the tests: it runs in the directory holding that arc4py (so that
+`python -m` never finds a source tree without its built extension first),
+with that directory on PYTHONPATH for an in-place build.
+"""
+import importlib.util
+import json
+import os
+import string
+import subprocess
+import sys
+
+import pytest
+
+import arc4py
+from arc4py.__main__ import main, parse_count
+
+HOME = os.path.dirname(os.path.dirname(os.path.abspath(arc4py.__file__)))
+HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+# the fastest core in a child with no ARC4PY_BACKEND
+FIRST_CORE = arc4py.backends()[0]
+
+
+def _site_dirs():
+    import site
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    if getattr(site, "ENABLE_USER_SITE", False):
+        dirs.append(site.getusersitepackages())
+    return {os.path.realpath(d) for d in dirs}
+
+
+def child_env(**extra):
+    env = dict(os.environ)
+    env.pop("ARC4PY_BACKEND", None)
+    if os.path.realpath(HOME) not in _site_dirs():   # an in-place build
+        env["PYTHONPATH"] = os.pathsep.join(
+            [HOME] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                      if p])
+    env.update(extra)
+    return env
+
+
+def cli(*args, env=None, timeout=120):
+    """Run ``python -m arc4py *args``; the CompletedProcess (bytes)."""
+    return subprocess.run([sys.executable, "-m", "arc4py", *args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=env or child_env(), cwd=HOME, timeout=timeout)
+
+
+def one_line(stderr):
+    lines = stderr.decode().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+# ---- the command as a whole -----------------------------------------------
+
+def test_version():
+    r = cli("--version")
+    assert r.returncode == 0
+    assert arc4py.__version__ in r.stdout.decode()
+
+
+def test_no_command_is_a_usage_error():
+    r = cli()
+    assert r.returncode == 2
+    assert b"bench" in r.stderr and b"bytes" in r.stderr
+
+
+@pytest.mark.parametrize("cmd", [[], ["bench"], ["info"], ["bytes"]])
+def test_help(cmd):
+    r = cli(*cmd, "--help")
+    assert r.returncode == 0, r.stderr
+    assert b"usage:" in r.stdout
+    assert r.stderr == b""
+
+
+def test_unknown_option_is_status_2():
+    r = cli("bytes", "--bogus", "3")
+    assert r.returncode == 2
+    assert "bogus" in one_line(r.stderr)
+
+
+def test_main_in_process(capsys):
+    assert main(["--version"]) == 0
+    assert arc4py.__version__ in capsys.readouterr().out
+    assert main(["info", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["backend"] == arc4py.backend()
+    assert main(["bytes", "abc"]) == 2
+
+
+# ---- bytes ------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [0, 1, 1000, 65537])
+def test_bytes_exact_length(n):
+    r = cli("bytes", str(n))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == b""
+    assert len(r.stdout) == n
+
+
+def test_bytes_many_chunks():
+    # past 4 MiB the chunks come from several threads: exact length, and
+    # no chunk repeats another
+    n = 5 * (1 << 20) + 7
+    r = cli("bytes", str(n))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert len(out) == n
+    chunks = [out[i:i + (1 << 20)] for i in range(0, 5 << 20, 1 << 20)]
+    assert len(set(chunks)) == len(chunks)
+    assert out.count(0) < n // 128   # about n / 256 zero bytes
+
+
+def test_bytes_suffix():
+    r = cli("bytes", "2K")
+    assert r.returncode == 0
+    assert len(r.stdout) == 2048
+
+
+def test_parse_count():
+    assert parse_count("-") is None
+    assert parse_count("0") == 0
+    assert parse_count("4K") == 4096
+    assert parse_count("1MiB") == 1 << 20
+    for bad in ("-5", "abc", "1.5", "", "5X", "0x10"):
+        with pytest.raises(ValueError):
+            parse_count(bad)
+
+
+@pytest.mark.parametrize("n", [0, 1, 1000])
+def test_bytes_hex(n):
+    r = cli("bytes", str(n), "--hex")
+    assert r.returncode == 0, r.stderr
+    text = r.stdout.decode("ascii")
+    assert text.endswith("\n")
+    digits = text[:-1]
+    assert len(digits) == 2 * n
+    assert set(digits) <= set(string.hexdigits.lower())
+
+
+def test_bytes_differ_between_runs():
+    assert cli("bytes", "32").stdout != cli("bytes", "32").stdout
+
+
+@pytest.mark.parametrize("extra", [[], ["--hex"]])
+def test_endless_stream_into_a_closed_pipe(extra):
+    proc = subprocess.Popen([sys.executable, "-m", "arc4py", "bytes", "-",
+                             *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=child_env(), cwd=HOME)
+    try:
+        head = proc.stdout.read(100)
+        proc.stdout.close()          # the reader goes away, like head -c 100
+        rc = proc.wait(timeout=60)
+        err = proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert len(head) == 100
+    assert rc == 0
+    assert err == b""
+
+
+@pytest.mark.parametrize("bad", ["-5", "abc", "1.5"])
+def test_bytes_bad_count(bad):
+    r = cli("bytes", bad)
+    assert r.returncode == 2
+    assert r.stdout == b""
+    assert bad in one_line(r.stderr)
+
+
+# ---- info -------------------------------------------------------------------
+
+def test_info_text():
+    r = cli("info")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert arc4py.__version__ in out
+    assert FIRST_CORE in out
+    for word in ("core", "fork protection", "reseed interval", "buffer size",
+                 "numpy", "CPU features"):
+        assert word in out
+
+
+def test_info_json():
+    r = cli("info", "--json")
+    assert r.returncode == 0, r.stderr
+    info = json.loads(r.stdout)
+    assert info["version"] == arc4py.__version__
+    assert info["backend"] == FIRST_CORE
+    assert info["backends"] == list(arc4py.backends())
+    assert info["backend"] in info["backends"]
+    assert info["cpu_features"] == list(arc4py.cpu_features())
+    assert set(info["fork_protection"]) <= {"wipeonfork", "atfork",
+                                            "dontdump"}
+    assert info["reseed_interval"] == arc4py._core.RESEED_INTERVAL > 0
+    assert info["buffer_bytes"] == arc4py._core.BUFFER_BYTES > 0
+    assert "numpy" in info
+
+
+def test_info_reports_a_forced_core():
+    env = child_env(ARC4PY_BACKEND="generic")
+    r = cli("info", env=env)
+    assert r.returncode == 0, r.stderr
+    core_line = next(line for line in r.stdout.decode().splitlines()
+                     if line.startswith("core"))
+    assert "generic" in core_line
+    info = json.loads(cli("info", "--json", env=env).stdout)
+    assert info["backend"] == "generic"
+    assert info["backend_env"] == "generic"
+
+
+# ---- bench ------------------------------------------------------------------
+
+QUICK = ["--quick", "--duration", "0.01", "--threads", "2"]
+
+
+def positive_figures(report):
+    assert report["figures"]
+    for f in report["figures"]:
+        for key in ("mb_per_s", "calls_per_s", "seconds", "calls", "bytes",
+                    "threads"):
+            assert isinstance(f[key], (int, float)) and f[key] > 0, f
+    return report["figures"]
+
+
+def test_bench_quick_json():
+    rows = "arc4random,buf16,fill64k"
+    r = cli("bench", *QUICK, "--json", "--rows", rows)
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    for key in ("arc4py_version", "backend", "python_version", "cpu_model",
+                "unit"):
+        assert report[key]
+    assert report["arc4py_version"] == arc4py.__version__
+    assert report["backend"] == FIRST_CORE
+    assert report["columns"] == [f"arc4py:{FIRST_CORE}"]
+    assert [row["id"] for row in report["rows"]] == rows.split(",")
+    figures = positive_figures(report)
+    seen = {(f["row"], f["threads"]) for f in figures}
+    assert seen == {(row, t) for row in rows.split(",") for t in (1, 2)}
+    sizes = {f["row"]: f["bytes"] for f in figures}
+    assert sizes == {"arc4random": 4, "buf16": 16, "fill64k": 65536}
+
+
+def test_bench_compare_json():
+    r = cli("bench", *QUICK, "--json", "--compare", "--rows", "buf32,fill4k")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    cols = report["columns"]
+    assert cols[0] == f"arc4py:{FIRST_CORE}"
+    assert "os.urandom" in cols and "secrets" in cols
+    # every optional peer is either measured or skipped with a reason
+    for peer in ("numpy", "libc"):
+        assert (peer in cols) != (peer in report["skipped"])
+    figures = positive_figures(report)
+    assert {f["source"] for f in figures} == set(cols)
+
+
+def test_bench_table():
+    r = cli("bench", *QUICK, "--compare", "--rows", "arc4random,fill4k")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "MB/s" in out and "10**6" in out
+    assert "arc4random" in out and "fill 4 KiB" in out
+    assert "os.urandom" in out and "GIL" in out
+    assert r.stderr == b""      # no progress line when stderr is not a TTY
+
+
+@pytest.mark.skipif(len(arc4py.backends()) < 2, reason="one core only")
+def test_bench_other_cores_in_subprocesses():
+    r = cli("bench", *QUICK, "--json", "--backend", "all", "--rows", "fill4k",
+            "--threads", "1")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["columns"] == [f"arc4py:{c}" for c in arc4py.backends()]
+    figures = positive_figures(report)
+    assert {f["source"] for f in figures} == set(report["columns"])
+
+
+@pytest.mark.parametrize("opt", [["--backend", "nosuchcore"],
+                                 ["--rows", "nosuchrow"],
+                                 ["--threads", "0"],
+                                 ["--duration", "-1"]])
+def test_bench_bad_options(opt):
+    r = cli("bench", "--json", *opt)
+    assert r.returncode == 2
+    assert r.stdout == b""
+    one_line(r.stderr)
+
+
+def test_bench_plot(tmp_path):
+    png = tmp_path / "mbps.png"
+    r = cli("bench", *QUICK, "--rows", "buf16,fill4k", "--plot", str(png))
+    if HAVE_MATPLOTLIB:
+        assert r.returncode == 0, r.stderr
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert r.returncode == 2
+        line = one_line(r.stderr)
+        assert "matplotlib" in line
+        assert "pip install 'arc4py[plot]'" in line
+        assert not png.exists()
+        assert r.stdout == b""

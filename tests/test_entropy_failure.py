@@ -1,0 +1,293 @@
+"""The generator when the OS cannot give entropy.
+
+An LD_PRELOAD shim (tests/shims/getrandom_shim.c) replaces the C library's
+getrandom() in a child interpreter; see its header for the modes.  The
+contract: any failure other than EINTR/ENOSYS is an OSError and no output
+is ever produced from an unseeded or stale state; EINTR is retried; ENOSYS
+falls back to /dev/urandom.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import arc4py
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="LD_PRELOAD shim is Linux-only")
+
+SHIM_SOURCE = Path(__file__).resolve().parent / "shims" / "getrandom_shim.c"
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    """The getrandom shim, compiled once into a temporary directory."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler (cc/gcc/clang) to build the getrandom shim")
+    out = tmp_path_factory.mktemp("shim") / "libgetrandom_shim.so"
+    proc = subprocess.run(
+        [cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(SHIM_SOURCE), "-ldl"],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, f"shim did not compile:\n{proc.stderr}"
+    return str(out)
+
+
+def run_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):
+    """Run ``preamble`` + ``code`` in a fresh interpreter under the shim;
+    return the JSON of its last line of output."""
+    env = dict(os.environ)
+    # The same arc4py this process imported, whatever the current directory.
+    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
+    env["LD_PRELOAD"] = shim_path
+    env["SHIM_PATH"] = shim_path
+    env.pop("GETRANDOM_SHIM", None)
+    env.pop("GETRANDOM_SHIM_CALLER", None)
+    if mode is not None:
+        env["GETRANDOM_SHIM"] = mode
+    if caller is not None:
+        env["GETRANDOM_SHIM_CALLER"] = caller
+    prelude = textwrap.dedent("""
+        import ctypes, json, os, sys
+        SHIM = ctypes.CDLL(os.environ["SHIM_PATH"])
+        SHIM.getrandom_shim_calls.restype = ctypes.c_long
+        SHIM.getrandom_shim_eintr_left.restype = ctypes.c_long
+        SHIM.getrandom_shim_set.argtypes = [ctypes.c_char_p]
+    """)
+    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(preamble)
+                           + textwrap.dedent(code)],
+                          env=env, cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, (
+        f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout}\n"
+        f"stderr:\n{proc.stderr}")
+    lines = proc.stdout.strip().splitlines()
+    assert lines, f"child printed nothing; stderr:\n{proc.stderr}"
+    return json.loads(lines[-1])
+
+
+# Every output call of the contract; each must raise OSError under EPERM.
+OUTPUT_CALLS = """
+import errno
+import arc4py
+
+def calls():
+    big = bytearray(100000)
+    return [
+        ("arc4random", lambda: arc4py.arc4random(), None),
+        ("random_u32", lambda: arc4py.random_u32(), None),
+        ("arc4random_buf(16)", lambda: arc4py.arc4random_buf(16), None),
+        ("arc4random_buf(1<<20)", lambda: arc4py.arc4random_buf(1 << 20), None),
+        ("fill(bytearray(100000))", lambda: arc4py.fill(big), big),
+        ("random_u64", lambda: arc4py.random_u64(), None),
+        ("arc4random_uniform(10)", lambda: arc4py.arc4random_uniform(10), None),
+        ("randbelow(10**30)", lambda: arc4py.randbelow(10**30), None),
+        ("randbits(200)", lambda: arc4py.randbits(200), None),
+        ("random()", lambda: arc4py.random(), None),
+        ("token_bytes()", lambda: arc4py.token_bytes(), None),
+        ("stir()", lambda: arc4py.stir(), None),
+    ]
+
+def attempt_all():
+    out = {}
+    for name, fn, target in calls():
+        try:
+            value = fn()
+        except OSError as e:
+            out[name] = {"raised": "OSError", "errno": e.errno,
+                         "target_zero": None if target is None
+                         else not any(target)}
+        except BaseException as e:
+            out[name] = {"raised": type(e).__name__, "msg": str(e)}
+        else:
+            out[name] = {"raised": None, "value": repr(value)[:60]}
+    return out
+"""
+
+
+def check_all_failed(results, expect_errno):
+    assert set(results) >= {"arc4random", "arc4random_buf(16)", "stir()"}
+    for name, r in results.items():
+        assert r["raised"] == "OSError", f"{name}: expected OSError, got {r}"
+        assert r["errno"] == expect_errno, f"{name}: {r}"
+        if r["target_zero"] is not None:
+            assert r["target_zero"], f"{name}: the target buffer got output"
+
+
+def test_import_succeeds_under_failing_getrandom(shim, tmp_path):
+    """Seeding is lazy: importing arc4py asks the OS for nothing."""
+    res = run_child("""
+        import arc4py
+        print(json.dumps({"backend": arc4py.backend(),
+                          "backends": list(arc4py.backends()),
+                          "calls": SHIM.getrandom_shim_calls()}))
+    """, shim, tmp_path, mode="eperm", caller="arc4py")
+    assert res["backend"] in res["backends"]
+    assert res["calls"] == 0, "import arc4py drew entropy eagerly"
+
+
+def test_import_succeeds_when_whole_process_sees_eperm(shim, tmp_path):
+    res = run_child("""
+        import arc4py
+        print(json.dumps({"backend": arc4py.backend()}))
+    """, shim, tmp_path, mode="eperm")
+    assert res["backend"] in arc4py.backends()
+
+
+@pytest.mark.parametrize("caller", ["arc4py", None],
+                         ids=["arc4py-calls", "every-call"])
+def test_eperm_every_output_call_raises(shim, tmp_path, caller):
+    res = run_child("""
+        first = attempt_all()
+        second = attempt_all()          # nothing later either
+        print(json.dumps({"first": first, "second": second,
+                          "calls": SHIM.getrandom_shim_calls()}))
+    """, shim, tmp_path, mode="eperm", caller=caller,
+                    preamble=OUTPUT_CALLS)
+    check_all_failed(res["first"], errno_eperm())
+    check_all_failed(res["second"], errno_eperm())
+    assert res["calls"] >= len(res["first"]), "the shim was not reached"
+
+
+def test_eperm_in_a_new_thread(shim, tmp_path):
+    """A thread's first state is seeded lazily too, and fails closed."""
+    res = run_child("""
+        import threading
+        box = {}
+        t = threading.Thread(target=lambda: box.update(attempt_all()))
+        t.start(); t.join()
+        print(json.dumps(box))
+    """, shim, tmp_path, mode="eperm", caller="arc4py",
+                    preamble=OUTPUT_CALLS)
+    check_all_failed(res, errno_eperm())
+
+
+def errno_eperm():
+    import errno
+    return errno.EPERM
+
+
+def test_failure_after_seeding_wipes_partial_output(shim, tmp_path):
+    """Seeded while getrandom works; then it starts failing.  A large fill
+    that must reseed part-way fails and leaves the target all zero, and small
+    draws stop once the state is stale (at most 1 MiB after the last seed)."""
+    res = run_child("""
+        import arc4py
+        arc4py.stir()                                  # seed now: since = 0
+        for _ in range(700):                           # 700 KiB, < 768 KiB
+            arc4py.arc4random_buf(1024)
+        SHIM.getrandom_shim_set(b"eperm")
+        big = bytearray(2 << 20)                       # must cross a reseed
+        try:
+            arc4py.fill(big)
+            big_result = "no error"
+        except OSError as e:
+            big_result = e.errno
+        big_zero = not any(big)
+        # Again from a fresh seed: small draws may go on from the live state
+        # until it turns stale, and not a byte further.
+        SHIM.getrandom_shim_set(b"ok")
+        arc4py.stir()
+        for _ in range(700):
+            arc4py.arc4random_buf(1024)
+        SHIM.getrandom_shim_set(b"eperm")
+        drawn = 0
+        small_error = None
+        while drawn < (4 << 20):
+            try:
+                arc4py.arc4random_buf(100)
+            except OSError as e:
+                small_error = e.errno
+                break
+            drawn += 100
+        later = []
+        for fn in (arc4py.arc4random, lambda: arc4py.arc4random_buf(5),
+                   lambda: arc4py.fill(bytearray(5000)), arc4py.random):
+            try:
+                fn()
+                later.append("output")
+            except OSError:
+                later.append("OSError")
+        SHIM.getrandom_shim_set(b"ok")
+        recovered = [arc4py.arc4random_buf(16).hex() for _ in range(4)]
+        print(json.dumps({"big_result": big_result, "big_zero": big_zero,
+                          "drawn": drawn, "small_error": small_error,
+                          "later": later, "recovered": recovered}))
+    """, shim, tmp_path, mode="ok", caller="arc4py")
+    assert res["big_result"] == errno_eperm()
+    assert res["big_zero"], "partial output of a failed fill() survived"
+    assert res["small_error"] == errno_eperm(), (
+        f"drew {res['drawn']} bytes with no reseed possible")
+    # 700 KiB before + what followed stays within one reseed interval, and
+    # the state did not give up before the randomised reseed point either.
+    assert 700 * 1024 + res["drawn"] <= (1 << 20)
+    # (3/4 MiB of keystream, less the 40 rekey bytes per 3072-byte refill,
+    # less one refill and one request of slack.)
+    assert 700 * 1024 + res["drawn"] >= (768 * 1024) * 3032 // 3072 - 4096
+    assert res["later"] == ["OSError"] * 4
+    assert len(set(res["recovered"])) == 4
+
+
+def test_enosys_falls_back_to_dev_urandom(shim, tmp_path):
+    res = run_child("""
+        import arc4py
+        a = [arc4py.arc4random_buf(16).hex() for _ in range(100)]
+        arc4py.stir()
+        big = bytearray(3 << 20)                      # several reseeds
+        arc4py.fill(big)
+        chunks = {bytes(big[i:i + 16]) for i in range(0, len(big), 16)}
+        print(json.dumps({"a": a, "distinct_chunks": len(chunks),
+                          "n_chunks": len(big) // 16,
+                          "calls": SHIM.getrandom_shim_calls()}))
+    """, shim, tmp_path, mode="enosys", caller="arc4py")
+    assert res["calls"] >= 3, "getrandom was not even tried"
+    assert len(set(res["a"])) == 100
+    assert res["distinct_chunks"] == res["n_chunks"]
+
+
+def test_enosys_for_the_whole_process(shim, tmp_path):
+    res = run_child("""
+        import arc4py
+        print(json.dumps({"x": [arc4py.arc4random() for _ in range(50)]}))
+    """, shim, tmp_path, mode="enosys")
+    assert len(set(res["x"])) >= 49
+
+
+@pytest.mark.parametrize("n", [1, 7, 50])
+def test_eintr_is_retried(shim, tmp_path, n):
+    res = run_child(f"""
+        import arc4py
+        x = arc4py.arc4random_buf(32)
+        y = arc4py.arc4random_buf(32)
+        print(json.dumps({{"x": x.hex(), "y": y.hex(),
+                          "left": SHIM.getrandom_shim_eintr_left(),
+                          "calls": SHIM.getrandom_shim_calls()}}))
+    """, shim, tmp_path, mode=f"eintr:{n}", caller="arc4py")
+    assert res["left"] == 0, "the generator did not see the EINTRs"
+    assert res["calls"] >= n + 1
+    assert res["x"] != res["y"] and res["x"] != "00" * 32
+
+
+def test_eintr_on_stir_and_large_fill(shim, tmp_path):
+    res = run_child("""
+        import arc4py
+        arc4py.arc4random()
+        SHIM.getrandom_shim_set(b"eintr:3")
+        arc4py.stir()
+        left1 = SHIM.getrandom_shim_eintr_left()
+        SHIM.getrandom_shim_set(b"eintr:4")
+        big = bytearray(3 << 20)
+        arc4py.fill(big)
+        left2 = SHIM.getrandom_shim_eintr_left()
+        print(json.dumps({"left1": left1, "left2": left2,
+                          "nonzero": sum(1 for b in big[:4096] if b)}))
+    """, shim, tmp_path, mode="ok", caller="arc4py")
+    assert res["left1"] == 0 and res["left2"] == 0
+    assert res["nonzero"] > 3500
