@@ -39,9 +39,23 @@ def core(request):
 
 
 def openssl_keystream(key, nonce8, length, counter=0):
-    """ChaCha20 keystream from OpenSSL, 64-bit counter layout."""
-    full = struct.pack("<Q", counter) + nonce8
-    return Cipher(algorithms.ChaCha20(key, full), None).encryptor().update(bytes(length))
+    """ChaCha20 keystream from OpenSSL, 64-bit counter layout.
+
+    Recent releases of ``cryptography`` refuse a stream whose low counter
+    word would wrap, so a stream that crosses a multiple of 2**32 is asked
+    for in two parts, each starting at its own counter: OpenSSL still
+    computes every block, and the carry into word 13 is ours to get right.
+    """
+    out = []
+    while length > 0:
+        to_wrap = 2**32 - (counter & 0xFFFFFFFF)  # blocks before the low word wraps
+        part = min(length, to_wrap * 64)
+        full = struct.pack("<Q", counter % 2**64) + nonce8
+        out.append(Cipher(algorithms.ChaCha20(key, full), None).encryptor()
+                   .update(bytes(part)))
+        counter += to_wrap
+        length -= part
+    return b"".join(out)
 
 
 # Lengths around every stride: single blocks, 4 (SSE), 8 (AVX2), 16 (AVX-512).
