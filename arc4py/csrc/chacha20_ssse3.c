@@ -2,14 +2,9 @@
  * SSSE3 ChaCha20 keystream core, written from RFC 8439 section 2 and
  * Bernstein's "ChaCha, a variant of Salsa20".
  *
- * Full strides of four blocks use the vertical layout: vector i holds state
- * word i of four consecutive blocks, one block per 32-bit lane, so a vector
- * quarter round is four block quarter rounds and the diagonal round needs
- * no lane shuffles.  A 4x4 transpose per group of four words serialises the
- * blocks.  The last 1..3 blocks use the horizontal layout (one vector per
- * state row), those blocks interleaved: a lone horizontal block is bound by
- * latency, so two or three cost little more than one, and less than a
- * four-block vertical pass.
+ * The four-block vertical core and the 1..3-block horizontal tail are in
+ * chacha20_sse_body.h, shared with the other 128-bit core; this file gives
+ * it the rotations and the instruction set.
  *
  * The code is the SSE2 core's but for two rotations: by 16 and by 8 bits
  * moves whole bytes, so one pshufb does each; by 12 and by 7 stay two
@@ -40,166 +35,8 @@
     _mm_shuffle_epi8((v), _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8,  \
                                         9, 10, 15, 12, 13, 14))
 
-/* RFC 8439 2.1 on vectors: one quarter round in every lane. */
-#define QR(a, b, c, d)                                                 \
-    do {                                                               \
-        a = _mm_add_epi32(a, b); d = _mm_xor_si128(d, a); d = ROT16(d); \
-        c = _mm_add_epi32(c, d); b = _mm_xor_si128(b, c); b = ROTL(b, 12); \
-        a = _mm_add_epi32(a, b); d = _mm_xor_si128(d, a); d = ROT8(d);  \
-        c = _mm_add_epi32(c, d); b = _mm_xor_si128(b, c); b = ROTL(b, 7); \
-    } while (0)
-
-/*
- * Two independent quarter rounds, step by step.  Pairing them measured
- * faster than four in a row (gcc spills less) or four interleaved (more
- * temporaries than the 16 xmm registers hold).
- */
-#define QR2(a, b, c, d, e, f, g, h)                                    \
-    do {                                                               \
-        a = _mm_add_epi32(a, b); e = _mm_add_epi32(e, f);              \
-        d = _mm_xor_si128(d, a); h = _mm_xor_si128(h, e);              \
-        d = ROT16(d); h = ROT16(h);                                    \
-        c = _mm_add_epi32(c, d); g = _mm_add_epi32(g, h);              \
-        b = _mm_xor_si128(b, c); f = _mm_xor_si128(f, g);              \
-        b = ROTL(b, 12); f = ROTL(f, 12);                              \
-        a = _mm_add_epi32(a, b); e = _mm_add_epi32(e, f);              \
-        d = _mm_xor_si128(d, a); h = _mm_xor_si128(h, e);              \
-        d = ROT8(d); h = ROT8(h);                                      \
-        c = _mm_add_epi32(c, d); g = _mm_add_epi32(g, h);              \
-        b = _mm_xor_si128(b, c); f = _mm_xor_si128(f, g);              \
-        b = ROTL(b, 7); f = ROTL(f, 7);                                \
-    } while (0)
-
-/* Serialise one word group of four lanes: lane j goes to out + 64 * j. */
-#define TRANSPOSE_STORE(a, b, c, d, out)                                  \
-    do {                                                                  \
-        __m128i t0_ = _mm_unpacklo_epi32(a, b); /* a0 b0 a1 b1 */         \
-        __m128i t1_ = _mm_unpacklo_epi32(c, d); /* c0 d0 c1 d1 */         \
-        __m128i t2_ = _mm_unpackhi_epi32(a, b); /* a2 b2 a3 b3 */         \
-        __m128i t3_ = _mm_unpackhi_epi32(c, d); /* c2 d2 c3 d3 */         \
-        _mm_storeu_si128((__m128i *)(out), _mm_unpacklo_epi64(t0_, t1_)); \
-        _mm_storeu_si128((__m128i *)((out) + 64),                         \
-                         _mm_unpackhi_epi64(t0_, t1_));                   \
-        _mm_storeu_si128((__m128i *)((out) + 128),                        \
-                         _mm_unpacklo_epi64(t2_, t3_));                   \
-        _mm_storeu_si128((__m128i *)((out) + 192),                        \
-                         _mm_unpackhi_epi64(t2_, t3_));                   \
-    } while (0)
-
-/* Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced. */
-static inline __attribute__((always_inline)) void
-chacha20_4blocks(const uint32_t in[16], uint8_t *out)
-{
-    const __m128i sign = _mm_set1_epi32(INT32_MIN);
-    __m128i s[16], x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12,
-        x13, x14, x15;
-    __m128i lo;
-    int i;
-
-    for (i = 0; i < 16; i++)
-        s[i] = _mm_set1_epi32((int)in[i]);
-    /*
-     * Lane j counts from counter + j.  A lane whose low word wrapped is
-     * below the start, unsigned; pcmpgtd compares only signed (no unsigned
-     * form before SSE4.1), so flip both sign bits first.  The compare gives
-     * -1 in the wrapped lanes: subtracting it carries into word 13.
-     */
-    lo = _mm_add_epi32(s[12], _mm_set_epi32(3, 2, 1, 0));
-    s[13] = _mm_sub_epi32(s[13],
-                          _mm_cmplt_epi32(_mm_xor_si128(lo, sign),
-                                          _mm_xor_si128(s[12], sign)));
-    s[12] = lo;
-
-    x0 = s[0]; x1 = s[1]; x2 = s[2]; x3 = s[3];
-    x4 = s[4]; x5 = s[5]; x6 = s[6]; x7 = s[7];
-    x8 = s[8]; x9 = s[9]; x10 = s[10]; x11 = s[11];
-    x12 = s[12]; x13 = s[13]; x14 = s[14]; x15 = s[15];
-    for (i = 0; i < 10; i++) {
-        /* column round */
-        QR2(x0, x4, x8, x12, x1, x5, x9, x13);
-        QR2(x2, x6, x10, x14, x3, x7, x11, x15);
-        /* diagonal round */
-        QR2(x0, x5, x10, x15, x1, x6, x11, x12);
-        QR2(x2, x7, x8, x13, x3, x4, x9, x14);
-    }
-    x0 = _mm_add_epi32(x0, s[0]); x1 = _mm_add_epi32(x1, s[1]);
-    x2 = _mm_add_epi32(x2, s[2]); x3 = _mm_add_epi32(x3, s[3]);
-    TRANSPOSE_STORE(x0, x1, x2, x3, out);
-    x4 = _mm_add_epi32(x4, s[4]); x5 = _mm_add_epi32(x5, s[5]);
-    x6 = _mm_add_epi32(x6, s[6]); x7 = _mm_add_epi32(x7, s[7]);
-    TRANSPOSE_STORE(x4, x5, x6, x7, out + 16);
-    x8 = _mm_add_epi32(x8, s[8]); x9 = _mm_add_epi32(x9, s[9]);
-    x10 = _mm_add_epi32(x10, s[10]); x11 = _mm_add_epi32(x11, s[11]);
-    TRANSPOSE_STORE(x8, x9, x10, x11, out + 32);
-    x12 = _mm_add_epi32(x12, s[12]); x13 = _mm_add_epi32(x13, s[13]);
-    x14 = _mm_add_epi32(x14, s[14]); x15 = _mm_add_epi32(x15, s[15]);
-    TRANSPOSE_STORE(x12, x13, x14, x15, out + 48);
-}
-
-/*
- * n (1..3, a constant once inlined) blocks in the horizontal layout, rows
- * a, b, c, d = words 0-3, 4-7, 8-11, 12-15.  Rotating rows b, c, d left by
- * 1, 2, 3 lanes turns the diagonals into columns.  Counter not advanced.
- */
-static inline __attribute__((always_inline)) void
-chacha20_rows(const uint32_t in[16], uint8_t *out, const int n)
-{
-    const __m128i a0 = _mm_loadu_si128((const __m128i *)in);
-    const __m128i b0 = _mm_loadu_si128((const __m128i *)(in + 4));
-    const __m128i c0 = _mm_loadu_si128((const __m128i *)(in + 8));
-    const uint64_t ctr = ((uint64_t)in[13] << 32) | in[12];
-    __m128i a[3], b[3], c[3], d[3], d0[3];
-    int i, j;
-
-    for (j = 0; j < n; j++) {
-        d0[j] = _mm_set_epi32((int)in[15], (int)in[14],
-                              (int)(uint32_t)((ctr + j) >> 32),
-                              (int)(uint32_t)(ctr + j));
-        a[j] = a0; b[j] = b0; c[j] = c0; d[j] = d0[j];
-    }
-    for (i = 0; i < 10; i++) {
-        /* column round, then line the diagonals up */
-        for (j = 0; j < n; j++)
-            QR(a[j], b[j], c[j], d[j]);
-        for (j = 0; j < n; j++) {
-            b[j] = _mm_shuffle_epi32(b[j], _MM_SHUFFLE(0, 3, 2, 1));
-            c[j] = _mm_shuffle_epi32(c[j], _MM_SHUFFLE(1, 0, 3, 2));
-            d[j] = _mm_shuffle_epi32(d[j], _MM_SHUFFLE(2, 1, 0, 3));
-        }
-        /* diagonal round, then put the rows back */
-        for (j = 0; j < n; j++)
-            QR(a[j], b[j], c[j], d[j]);
-        for (j = 0; j < n; j++) {
-            b[j] = _mm_shuffle_epi32(b[j], _MM_SHUFFLE(2, 1, 0, 3));
-            c[j] = _mm_shuffle_epi32(c[j], _MM_SHUFFLE(1, 0, 3, 2));
-            d[j] = _mm_shuffle_epi32(d[j], _MM_SHUFFLE(0, 3, 2, 1));
-        }
-    }
-    for (j = 0; j < n; j++) {
-        uint8_t *o = out + 64 * j;
-        _mm_storeu_si128((__m128i *)o, _mm_add_epi32(a[j], a0));
-        _mm_storeu_si128((__m128i *)(o + 16), _mm_add_epi32(b[j], b0));
-        _mm_storeu_si128((__m128i *)(o + 32), _mm_add_epi32(c[j], c0));
-        _mm_storeu_si128((__m128i *)(o + 48), _mm_add_epi32(d[j], d0[j]));
-    }
-}
-
-void arc4py_chacha20_blocks_ssse3(uint32_t state[16], uint8_t *out,
-                                  size_t nblocks)
-{
-    for (; nblocks >= 4; nblocks -= 4) {
-        chacha20_4blocks(state, out);
-        arc4py_counter_add(state, 4);
-        out += 4 * ARC4PY_CHACHA20_BLOCK_BYTES;
-    }
-    switch (nblocks) {
-    case 3: chacha20_rows(state, out, 3); break;
-    case 2: chacha20_rows(state, out, 2); break;
-    case 1: chacha20_rows(state, out, 1); break;
-    default: break;
-    }
-    arc4py_counter_add(state, nblocks);
-}
+#define ARC4PY_SSE_BLOCKS_FN arc4py_chacha20_blocks_ssse3
+#include "chacha20_sse_body.h"
 
 #if defined(__clang__)
 #pragma clang attribute pop
