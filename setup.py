@@ -8,6 +8,7 @@ Environment switches (all off by default):
 No -m flag is ever passed: each SIMD core declares its own target inside
 its file, so one build runs on every CPU of its architecture.
 """
+import glob
 import os
 import sys
 
@@ -42,6 +43,9 @@ if flag("ARC4PY_SANITIZE"):
 
 common = dict(
     include_dirs=["include", CSRC],
+    # Rebuild when a header changes, not only a source.
+    depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
+    + ["arc4py/_cdefs.pxd"],
     define_macros=macros,
     extra_compile_args=compile_args,
     extra_link_args=link_args,

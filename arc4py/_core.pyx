@@ -18,50 +18,35 @@ from libc.string cimport memcpy, memset
 import os as _os
 from operator import index as _index
 
-cdef extern from "arc4py/chacha20.h" nogil:
-    ctypedef void (*arc4py_chacha20_blocks_fn)(uint32_t *state, uint8_t *out,
-                                               size_t nblocks)
-    ctypedef struct arc4py_chacha20_core:
-        const char *name
-        arc4py_chacha20_blocks_fn blocks
-    int arc4py_chacha20_init(uint32_t *state, const uint8_t *key,
-                             const uint8_t *nonce, size_t nonce_len,
-                             uint64_t counter)
-    const arc4py_chacha20_core *arc4py_chacha20_cores(size_t *count)
-    const arc4py_chacha20_core *arc4py_chacha20_find(const char *name)
-    int arc4py_chacha20_is_known(const char *name)
-    const char *arc4py_cpu_features()
-
-cdef extern from "arc4py/generator.h" nogil:
-    enum:
-        ARC4PY_RNG_BUFFER_BYTES
-        ARC4PY_RNG_RESEED_BYTES
-        ARC4PY_RNG_DIRECT_BYTES
-        ARC4PY_FORK_WIPEONFORK
-        ARC4PY_FORK_ATFORK
-        ARC4PY_DONTDUMP
-    ctypedef struct arc4py_rng_api:
-        int (*buf)(void *buf, size_t n) noexcept nogil
-        int (*u32)(uint32_t *out) noexcept nogil
-        int (*u64)(uint64_t *out) noexcept nogil
-        uint64_t (*bitgen_u64)(void *unused) noexcept nogil
-        uint32_t (*bitgen_u32)(void *unused) noexcept nogil
-        double (*bitgen_double)(void *unused) noexcept nogil
-    uint64_t arc4py_bitgen_u64(void *unused)
-    uint32_t arc4py_bitgen_u32(void *unused)
-    double arc4py_bitgen_double(void *unused)
-    const char *ARC4PY_RNG_API_CAPSULE
-    int arc4py_rng_select_core(const char *name)
-    const char *arc4py_rng_core_name()
-    int arc4py_rng_buf(void *buf, size_t n)
-    int arc4py_rng_u32(uint32_t *out)
-    int arc4py_rng_u64(uint64_t *out)
-    int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
-    int arc4py_rng_stir()
-    unsigned arc4py_rng_fork_protection()
-    int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
-    long arc4py_rng_debug_reseeds()
-    const int arc4py_rng_test_hooks
+from arc4py._cdefs cimport (
+    arc4py_chacha20_core,
+    arc4py_chacha20_init,
+    arc4py_chacha20_cores,
+    arc4py_chacha20_find,
+    arc4py_chacha20_is_known,
+    arc4py_cpu_features,
+    ARC4PY_RNG_BUFFER_BYTES,
+    ARC4PY_RNG_RESEED_BYTES,
+    ARC4PY_FORK_WIPEONFORK,
+    ARC4PY_FORK_ATFORK,
+    ARC4PY_DONTDUMP,
+    arc4py_rng_api,
+    arc4py_bitgen_u64,
+    arc4py_bitgen_u32,
+    arc4py_bitgen_double,
+    ARC4PY_RNG_API_CAPSULE,
+    arc4py_rng_select_core,
+    arc4py_rng_core_name,
+    arc4py_rng_buf,
+    arc4py_rng_u32,
+    arc4py_rng_u64,
+    arc4py_rng_uniform,
+    arc4py_rng_stir,
+    arc4py_rng_fork_protection,
+    arc4py_rng_debug_buffer,
+    arc4py_rng_debug_reseeds,
+    arc4py_rng_test_hooks,
+)
 
 # Below this many bytes, dropping and retaking the GIL costs more than it saves.
 cdef Py_ssize_t NOGIL_BYTES = 1 << 14

@@ -24,15 +24,7 @@ from arc4py._core import _rng_api
 
 cnp.import_array()
 
-cdef extern from "arc4py/generator.h" nogil:
-    ctypedef struct arc4py_rng_api:
-        int (*buf)(void *buf, size_t n) noexcept nogil
-        int (*u32)(uint32_t *out) noexcept nogil
-        int (*u64)(uint64_t *out) noexcept nogil
-        uint64_t (*bitgen_u64)(void *unused) noexcept nogil
-        uint32_t (*bitgen_u32)(void *unused) noexcept nogil
-        double (*bitgen_double)(void *unused) noexcept nogil
-    const char *ARC4PY_RNG_API_CAPSULE
+from arc4py._cdefs cimport ARC4PY_RNG_API_CAPSULE, arc4py_rng_api
 
 # The generator of arc4py._core; every draw below goes through it.
 cdef const arc4py_rng_api *_api = <const arc4py_rng_api *>PyCapsule_GetPointer(

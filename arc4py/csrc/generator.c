@@ -416,8 +416,9 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     return err;
 }
 
-static int rng_buf_slow(uint8_t *out, size_t n)
+static int rng_buf_slow(void *dest, size_t n)
 {
+    uint8_t *out = dest;
     int err = 0;
     struct rng_state *s = tls_state;
 
@@ -432,48 +433,28 @@ static int rng_buf_slow(uint8_t *out, size_t n)
     return err;
 }
 
-int arc4py_rng_buf(void *buf, size_t n)
+/*
+ * The hot path, shared by every entry point: n buffered bytes, wiped as
+ * they leave.  Inlined with a constant n it is a load, a store of zeros and
+ * a subtraction; anything else (no state yet, too few bytes) goes slow.
+ */
+static inline int take_fast(void *out, size_t n)
 {
     struct rng_state *s = tls_state;
 
     if (LIKELY(s != NULL && n <= s->left)) {
         uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        memcpy(buf, src, n);
-        wipe(src, n);
+        memcpy(out, src, n);
+        memset(src, 0, n);
         s->left -= n;
         return 0;
     }
-    return rng_buf_slow(buf, n);
+    return rng_buf_slow(out, n);
 }
 
-int arc4py_rng_u32(uint32_t *out)
-{
-    struct rng_state *s = tls_state;
-
-    /* The hot path: four buffered bytes, wiped as they leave. */
-    if (LIKELY(s != NULL && s->left >= 4)) {
-        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        memcpy(out, src, 4);
-        memset(src, 0, 4);
-        s->left -= 4;
-        return 0;
-    }
-    return rng_buf_slow((uint8_t *)out, 4);
-}
-
-int arc4py_rng_u64(uint64_t *out)
-{
-    struct rng_state *s = tls_state;
-
-    if (LIKELY(s != NULL && s->left >= 8)) {
-        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        memcpy(out, src, 8);
-        memset(src, 0, 8);
-        s->left -= 8;
-        return 0;
-    }
-    return rng_buf_slow((uint8_t *)out, 8);
-}
+int arc4py_rng_buf(void *buf, size_t n) { return take_fast(buf, n); }
+int arc4py_rng_u32(uint32_t *out) { return take_fast(out, 4); }
+int arc4py_rng_u64(uint64_t *out) { return take_fast(out, 8); }
 
 /* No error can be reported through numpy's bitgen_t: stop, loudly. */
 static void entropy_failure_abort(int err)
@@ -488,19 +469,11 @@ static void entropy_failure_abort(int err)
 
 uint64_t arc4py_bitgen_u64(void *unused)
 {
-    struct rng_state *s = tls_state;
     uint64_t r;
-    int err;
+    int err = take_fast(&r, 8);
 
     (void)unused;
-    if (LIKELY(s != NULL && s->left >= 8)) {
-        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        memcpy(&r, src, 8);
-        memset(src, 0, 8);
-        s->left -= 8;
-        return r;
-    }
-    if ((err = rng_buf_slow((uint8_t *)&r, 8)) != 0)
+    if (err)
         entropy_failure_abort(err);
     return r;
 }
@@ -508,7 +481,7 @@ uint64_t arc4py_bitgen_u64(void *unused)
 uint32_t arc4py_bitgen_u32(void *unused)
 {
     uint32_t r;
-    int err = arc4py_rng_u32(&r);
+    int err = take_fast(&r, 4);
 
     (void)unused;
     if (err)
