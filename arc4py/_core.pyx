@@ -91,7 +91,8 @@ cdef const arc4py_chacha20_core *_find_core(object name) except NULL:
     cdef const arc4py_chacha20_core *core
     if not isinstance(name, str):
         raise TypeError(f"backend must be a str, not {type(name).__name__}")
-    encoded = name.encode("ascii", "replace")
+    # (a NUL would end the name early in C: "avx2\0junk" is no core's name)
+    encoded = name.encode("ascii", "replace").replace(b"\0", b"?")
     core = arc4py_chacha20_find(encoded)
     if core != NULL:
         return core
@@ -214,6 +215,12 @@ cdef int _get_writable(object buffer, Py_buffer *view) except -1:
         # numpy cannot describe some dtypes (datetime64) as a format
         # string; without one they are plain bytes, which is all we need.
         PyObject_GetBuffer(buffer, view, PyBUF_STRIDES)
+        # No format to look for objects in (e.g. datetime64 beside an
+        # object field): ask numpy's dtype instead.
+        if getattr(getattr(buffer, "dtype", None), "hasobject", False):
+            PyBuffer_Release(view)
+            raise TypeError("cannot fill a buffer of Python objects "
+                            "(object dtype): random bytes are not pointers")
     if view.format != NULL and _holds_objects(view.format):
         PyBuffer_Release(view)
         raise TypeError("cannot fill a buffer of Python objects "
@@ -243,13 +250,21 @@ def chacha20_keystream_into(key, nonce, buffer, *, counter=0, backend=None):
 # ---- the generator --------------------------------------------------------
 
 @cython.binding(False)
-def arc4random():
-    """A random ``int`` in [0, 2**32), like BSD's arc4random()."""
+def arc4random(size=None):
+    """A random ``int`` in [0, 2**32), like BSD's arc4random().
+
+    The same stream as ``random_u32``, and like it takes ``size`` for a
+    numpy array.  (The optional argument is also what makes the call fast:
+    CPython specialises calls to such functions, not to argument-less ones.)
+    """
     cdef uint32_t r
-    cdef int err = arc4py_rng_u32(&r)
-    if err:
-        _raise_os_error(err)
-    return r
+    cdef int err
+    if size is None:
+        err = arc4py_rng_u32(&r)
+        if err:
+            _raise_os_error(err)
+        return r
+    return _numpy_module().random_u32_array(size)
 
 
 @cython.binding(False)
