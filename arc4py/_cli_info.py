@@ -78,7 +78,8 @@ def format_info(info):
         ("CPU", info["cpu_model"]),
         ("CPU features", " ".join(info["cpu_features"]) or "none"),
         ("fork protection", fork),
-        ("reseed interval", _bytes_label(info["reseed_interval"])),
+        ("reseed interval", "at most " + _bytes_label(info["reseed_interval"])
+         + ", at a random point in its last quarter"),
         ("buffer size", _bytes_label(info["buffer_bytes"])),
         ("numpy", numpy),
         ("python", f"{info['python_version']} "
