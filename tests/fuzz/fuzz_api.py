@@ -1,0 +1,821 @@
+"""Fuzz arc4py's public API with hostile arguments.
+
+    python tests/fuzz/fuzz_api.py -runs=1000000        # atheris (libFuzzer flags)
+    python tests/fuzz/fuzz_api.py -max_total_time=60 corpus_dir/
+    python tests/fuzz/fuzz_api.py --random 20000 [--seed S]   # no atheris needed
+
+With atheris installed (pip install atheris) the harness runs under
+libFuzzer's coverage-guided mutation (Python-level coverage: arc4py's Python
+code is instrumented, its C extension is not).  ``--random N`` feeds N random
+inputs to the same harness without atheris; the CI test in
+tests/test_hardening.py uses it.
+
+Each input picks one operation and builds hostile arguments for it: wrong
+types, sizes near limits (0, 1, 2**31, 2**63 - 1, -1, huge ints), objects
+whose ``__index__``/``__len__`` lie or raise, buffers of every kind
+(bytearray, bytes, read-only and non-contiguous memoryviews, zero-length,
+array.array, mmap, ctypes arrays, numpy arrays and views of many dtypes,
+read-only, strided, transposed, with object fields), backend names (random
+strings), keys and nonces of every length, counters near 2**32 and 2**64.
+
+The contract checked: every call either succeeds with a correct-looking
+result (range, length, type; keystreams equal to an independent ChaCha20,
+the ``cryptography`` package, when it is installed; a filled buffer really
+written, a refused buffer untouched) or raises one of TypeError, ValueError,
+OverflowError, MemoryError, BufferError, IndexError, NotImplementedError,
+ImportError (or the harness's own HostileError, raised by its hostile
+objects).  Anything else is raised out of the harness: atheris reports it
+as a crash, ``--random`` stops and prints the input.  A crash of the
+interpreter is a finding too.
+
+Memory is guarded: a size that would really be allocated is kept at or below
+1 MiB; sizes of 2**61 and more (which must fail) are passed as they are.
+"""
+import array
+import ctypes
+import mmap
+import operator
+import os
+import sys
+import tempfile
+import time
+from decimal import Decimal
+from fractions import Fraction
+
+try:
+    import atheris
+except ImportError:
+    atheris = None
+
+if atheris is not None and __name__ == "__main__" and "--random" not in sys.argv:
+    with atheris.instrument_imports():
+        import arc4py
+else:
+    import arc4py
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+try:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
+except ImportError:
+    Cipher = None
+
+ALLOWED = (TypeError, ValueError, OverflowError, MemoryError, BufferError,
+           IndexError, NotImplementedError, ImportError)
+
+MIB = 1 << 20
+HUGE = 1 << 61  # at or above this, a size must fail, never allocate
+
+
+class HostileError(Exception):
+    """Raised by the harness's own hostile objects: passing it through is
+    the right behaviour."""
+
+
+class Finding(AssertionError):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Finding(msg)
+
+
+# ---- input decoding --------------------------------------------------------------
+
+class Data:
+    """A deterministic reader over the fuzzer's bytes (zeros when exhausted)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.i = 0
+
+    def byte(self):
+        if self.i < len(self.raw):
+            self.i += 1
+            return self.raw[self.i - 1]
+        return 0
+
+    def int_in(self, lo, hi):
+        span = hi - lo + 1
+        nbytes = max(1, (span.bit_length() + 7) // 8)
+        v = 0
+        for _ in range(nbytes):
+            v = (v << 8) | self.byte()
+        return lo + v % span
+
+    def pick(self, seq):
+        return seq[self.int_in(0, len(seq) - 1)]
+
+    def chance(self, num, den=256):
+        return self.byte() * den < num * 256
+
+    def take(self, n):
+        out = self.raw[self.i:self.i + n]
+        self.i += len(out)
+        return out + bytes(n - len(out))
+
+    def text(self, maxlen=12):
+        n = self.int_in(0, maxlen)
+        b = self.take(n)
+        kind = self.byte() % 3
+        if kind == 0:
+            return b.decode("latin-1")
+        if kind == 1:
+            return b.decode("utf-8", "replace")
+        return "".join(chr(0x20 + x % 0x5f) for x in b)
+
+
+SPECIAL = sorted({0, 1, 2, 3, 4, 7, 8, 12, 15, 16, 17, 31, 32, 33, 40, 63, 64, 65,
+                  127, 128, 255, 256, 257, 1023, 1024, 2047, 2048, 2049, 3031, 3032,
+                  3033, 3072, 4095, 4096, 16383, 16384, 16385, 65535, 65536,
+                  MIB - 1, MIB, MIB + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 2,
+                  2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 53, 2 ** 61, 2 ** 62,
+                  2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1, 2 ** 64, 2 ** 64 + 1, 2 ** 100,
+                  10 ** 30, 2 ** 1000, sys.maxsize, sys.maxsize + 1})
+
+
+def raw_int(d):
+    kind = d.byte() % 6
+    if kind <= 2:
+        v = d.pick(SPECIAL)
+        v += d.int_in(-2, 2) if d.chance(64) else 0
+    elif kind == 3:
+        v = d.int_in(0, 5000)
+    elif kind == 4:
+        v = d.int_in(0, 2 ** 70)
+    else:
+        v = int.from_bytes(d.take(d.int_in(0, 40)), "little")
+    return -v if d.chance(40) else v
+
+
+def guard(v, limit=MIB):
+    """Keep a size that would really be allocated at or below ``limit``;
+    a size of HUGE or more (which must fail) is left alone."""
+    if limit < v < HUGE:
+        return v % (limit + 1)
+    return v
+
+
+class Idx:
+    """An object with an __index__ that returns ``v`` (or raises it)."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __index__(self):
+        if isinstance(self.v, BaseException):
+            raise self.v
+        return self.v
+
+    def __repr__(self):
+        return f"Idx({self.v!r})"
+
+
+def wrap_int(d, v):
+    """``v`` as one of many int-like (or not) objects."""
+    k = d.byte() % 20
+    if k < 8:
+        return v
+    if k == 8:
+        return Idx(v)
+    if k == 9:
+        return Idx(HostileError("__index__ raised"))
+    if k == 10:
+        return Idx(str(v))          # __index__ returning a non-int
+    if k == 11:
+        return bool(v & 1)
+    if k == 12:
+        try:
+            return float(v)
+        except OverflowError:
+            return float("inf")
+    if k == 13:
+        return d.pick([float("nan"), float("inf"), -0.0, 1.5, 3.0])
+    if k == 14:
+        return str(v) if d.chance(128) else str(v).encode()
+    if k == 15:
+        return d.pick([None, [], (), {}, object(), 1j, Decimal(3), Fraction(7, 2)])
+    if k == 16 and np is not None:
+        for t in (np.int64, np.uint64, np.int32, np.uint8):
+            try:
+                with np.errstate(all="ignore"):
+                    return t(v)
+            except (OverflowError, ValueError):
+                continue
+        return v
+    if k == 17 and np is not None:
+        return np.float64(1.0)
+    if k == 18:
+        return type("IntSub", (int,), {})(v)
+    return v
+
+
+def as_int(x):
+    """The int a call would see in ``x`` (None if it is no int)."""
+    if isinstance(x, float) or (np is not None and isinstance(x, np.floating)):
+        return None
+    try:
+        return operator.index(x)
+    except Exception:
+        return None
+
+
+def size_arg(d, limit=MIB):
+    v = raw_int(d)
+    if d.chance(128):
+        v = d.int_in(0, 300)
+    return wrap_int(d, guard(v, limit))
+
+
+# ---- buffers ------------------------------------------------------------------------
+
+_RO_FILE = None
+
+
+def _ro_file():
+    global _RO_FILE
+    if _RO_FILE is None:
+        fd, path = tempfile.mkstemp(prefix="arc4py-fuzz-")
+        os.write(fd, bytes(range(256)) * 16)
+        os.close(fd)
+        _RO_FILE = open(path, "rb")
+        os.unlink(path)
+    return _RO_FILE
+
+
+NP_DTYPES = ["u1", "i1", "u2", "<i2", ">i2", "u4", "<i4", ">u4", "u8", "i8", "f2",
+             "f4", "f8", "f16", "c8", "c16", "?", "S5", "U3", "V7", "M8[s]",
+             "m8[ns]", "O", [("a", "u1"), ("b", "<f8")], [("t", "M8[s]"), ("o", "O")],
+             [("x", "i4"), ("o", "O")], [("s", "S3"), ("n", "u2", (2,))],
+             ("u1", (3,)), ("O", (2,))]
+ARRAY_CODES = list("bBhHiIlLqQfd") + (["u"] if sys.version_info < (3, 16) else [])
+
+
+def make_numpy(d):
+    dt = np.dtype(d.pick(NP_DTYPES))
+    ndim = d.int_in(0, 3)
+    shape = tuple(d.int_in(0, 9) for _ in range(ndim))
+    order = "F" if d.chance(60) else "C"
+    a = np.zeros(shape, dtype=dt, order=order)
+    op = d.byte() % 12
+    if op == 1 and a.ndim:
+        a = a[::d.int_in(1, 3)]
+    elif op == 2 and a.ndim >= 2:
+        a = a.T
+    elif op == 3 and a.ndim:
+        a = a[::-1]
+    elif op == 4:
+        a = a[np.newaxis]
+    elif op == 5 and a.ndim and a.shape[0]:
+        a = a[1:]
+    elif op == 6:
+        a.flags.writeable = False
+    elif op == 7:
+        a = np.broadcast_to(a, (2,) + a.shape)           # read-only, stride 0
+    elif op == 8 and a.ndim and a.size:
+        a = np.lib.stride_tricks.as_strided(a, shape=(3,) + a.shape,
+                                            strides=(0,) + a.strides,
+                                            writeable=True)  # overlapping rows
+    elif op == 9 and dt.itemsize and a.size and not dt.hasobject:
+        try:
+            a = a.view(np.uint8)
+        except ValueError:
+            pass
+    elif op == 10 and a.ndim and a.shape[-1] > 1 and not dt.hasobject:
+        a = a[..., 1:]
+    elif op == 11:
+        a = a.reshape(-1)
+    if a.size and dt.hasobject and a.flags.writeable:
+        val = None if d.chance(128) else "x"
+        if dt.names:
+            for name in dt.names:
+                if dt[name].hasobject:
+                    a[name] = val
+        else:
+            a[...] = val
+    return a
+
+
+def make_buffer(d):
+    k = d.byte() % 17
+    n = d.pick([0, 1, 15, 16, 17, 63, 64, 100, 2047, 2048, 3072, 4097, 16384, 70000])
+    if k == 0:
+        return bytearray(n)
+    if k == 1:
+        return bytes(n)
+    if k == 2:
+        return memoryview(bytearray(n))
+    if k == 3:
+        return memoryview(bytearray(n)).toreadonly()
+    if k == 4:
+        return memoryview(bytearray(n))[::d.int_in(1, 4)]
+    if k == 5:
+        mv = memoryview(bytearray(max(n, 8) * 4))
+        fmt = d.pick(["I", "d", "b", "Q", "h"])
+        try:
+            mv = mv.cast(fmt)
+            if d.chance(128):
+                mv = mv.cast("B").cast(fmt, (2, len(mv) // 2))
+        except (TypeError, ValueError):
+            pass
+        return mv
+    if k == 6:
+        mv = memoryview(bytearray(16))
+        mv.release()
+        return mv
+    if k == 7:
+        return array.array(d.pick(ARRAY_CODES), bytes(
+            (n // 8) * 8) if d.chance(200) else [])
+    if k == 8:
+        m = mmap.mmap(-1, max(n, 1))
+        if d.chance(40):
+            m.close()
+        return m
+    if k == 9:
+        return mmap.mmap(_ro_file().fileno(), 0, access=mmap.ACCESS_READ)
+    if k == 10:
+        t = d.pick([ctypes.c_uint8, ctypes.c_int32, ctypes.c_double,
+                    ctypes.c_uint64])
+        return (t * max(n // 8, 1))()
+    if k == 11:
+        arr = (ctypes.py_object * 3)()
+        for i in range(3):
+            arr[i] = "x"
+        return arr
+    if k == 12:
+        import pickle
+        return pickle.PickleBuffer(bytearray(n) if d.chance(200) else bytes(n))
+    if k == 13:
+        return d.pick([None, 3, "abc", 1.5, [1, 2], object(), b"", ""])
+    if k >= 14 and np is not None:
+        return make_numpy(d)
+    return bytearray(n)
+
+
+def describe(buf):
+    """(valid, nbytes, snapshot) for a buffer: valid means fill() must take
+    it (writable, C-contiguous, no Python objects in it)."""
+    if np is not None and isinstance(buf, np.ndarray):
+        valid = (buf.flags.writeable and buf.flags.c_contiguous
+                 and not buf.dtype.hasobject)
+        # Overlapping views are reported C-contiguous only when they are not.
+        if buf.dtype.hasobject:
+            snap = object_leaves(buf)
+        else:
+            snap = buf.tobytes()
+        return valid, buf.nbytes, snap
+    if isinstance(buf, ctypes.Array) and buf._type_ is ctypes.py_object:
+        return False, ctypes.sizeof(buf), [id(buf[i]) for i in range(len(buf))]
+    try:
+        mv = memoryview(buf)
+    except (TypeError, ValueError):
+        return False, 0, None
+    with mv:
+        valid = not mv.readonly and mv.c_contiguous
+        if not mv.readonly and mv.nbytes == 0:
+            valid = None  # empty: contiguous or not, either answer is right
+        return valid, mv.nbytes, mv.tobytes()
+
+
+def object_leaves(a):
+    """What an object array holds: the identity of each str/None it holds
+    (the harness puts only those in), the value of everything else."""
+    out = []
+    stack = list(reversed(a.ravel().tolist())) if a.size else []
+    while stack:
+        y = stack.pop()
+        if isinstance(y, (tuple, list)):
+            stack.extend(reversed(y))
+        elif isinstance(y, str) or y is None:
+            out.append(id(y))
+        else:
+            out.append(repr(y))
+    return out
+
+
+def buffer_bytes(buf):
+    if np is not None and isinstance(buf, np.ndarray):
+        return buf.tobytes()
+    with memoryview(buf) as mv:
+        return mv.tobytes()
+
+
+# ---- the operations -------------------------------------------------------------------
+
+def call(fn, *args, **kwargs):
+    """(True, result) or (False, exception) for allowed exceptions; anything
+    else propagates."""
+    try:
+        return True, fn(*args, **kwargs)
+    except ALLOWED + (HostileError,) as e:
+        return False, e
+
+
+def op_arc4random_buf(d):
+    n = size_arg(d)
+    fn = d.pick([arc4py.arc4random_buf, arc4py.token_bytes, arc4py.token_hex,
+                 arc4py.token_urlsafe, arc4py.Random().randbytes])
+    ok, r = call(fn, n)
+    v = as_int(n)
+    if n is None and fn in (arc4py.token_bytes, arc4py.token_hex,
+                            arc4py.token_urlsafe):
+        v = 32  # the default, as the secrets module
+    if not ok:
+        check(v is None or v < 0 or v >= HUGE or isinstance(n, bool) or fn in (
+            arc4py.token_bytes, arc4py.token_hex, arc4py.token_urlsafe)
+            or isinstance(r, HostileError),
+            f"{fn.__name__}({n!r}) raised {r!r}")
+        return
+    check(v is not None and 0 <= v < HUGE, f"{fn.__name__}({n!r}) succeeded")
+    if fn is arc4py.token_hex:
+        check(isinstance(r, str) and len(r) == 2 * v, "token_hex length")
+        int(r or "0", 16)
+    elif fn is arc4py.token_urlsafe:
+        check(isinstance(r, str) and len(r) == (4 * v + 2) // 3, "urlsafe len")
+    else:
+        check(type(r) is bytes and len(r) == v, f"{fn.__name__} length")
+        check(v < 32 or any(r), "32+ zero bytes")
+
+
+def op_scalars(d):
+    fn = d.pick([arc4py.arc4random, arc4py.random_u32, arc4py.random_u64,
+                 arc4py.random, arc4py.stir, arc4py.backends, arc4py.backend,
+                 arc4py.cpu_features, arc4py.fork_protection])
+    extra = d.int_in(0, 2) if d.chance(60) else 0
+    args = [wrap_int(d, raw_int(d)) for _ in range(extra)]
+    if fn in (arc4py.arc4random, arc4py.random_u32, arc4py.random_u64) \
+            and extra == 1:  # size=: an array
+        return op_arrays(d, fn, args[0])
+    ok, r = call(fn, *args)
+    if extra:
+        check(not ok, f"{fn.__name__} took {extra} extra arguments")
+        return
+    check(ok, f"{fn.__name__}() raised {r!r}")
+    if fn in (arc4py.arc4random, arc4py.random_u32):
+        check(type(r) is int and 0 <= r < 1 << 32, "u32 range")
+    elif fn is arc4py.random_u64:
+        check(type(r) is int and 0 <= r < 1 << 64, "u64 range")
+    elif fn is arc4py.random:
+        check(type(r) is float and 0.0 <= r < 1.0, "random() range")
+    elif fn is arc4py.backends:
+        check(isinstance(r, tuple) and r and r[-1] in ("generic",), "backends")
+    elif fn is arc4py.backend:
+        check(r in arc4py.backends(), "backend")
+
+
+def op_bounded(d):
+    which = d.byte() % 4
+    x = wrap_int(d, raw_int(d))
+    v = as_int(x)
+    if which == 0:
+        ok, r = call(arc4py.arc4random_uniform, x)
+        if ok:
+            check(v is not None and 1 <= v <= 1 << 32 and 0 <= r < v,
+                  f"arc4random_uniform({x!r}) -> {r}")
+        else:
+            check(v is None or not 1 <= v <= 1 << 32 or isinstance(r, HostileError),
+                  f"arc4random_uniform({x!r}) raised {r!r}")
+    elif which == 1:
+        ok, r = call(arc4py.randbelow, x)
+        if ok:
+            check(v is not None and v >= 1 and 0 <= r < v, f"randbelow({x!r}) -> {r}")
+        else:
+            check(v is None or v < 1 or isinstance(r, HostileError)
+                  or isinstance(r, MemoryError), f"randbelow({x!r}) raised {r!r}")
+    elif which == 2:
+        x = wrap_int(d, guard(raw_int(d), 1 << 23))
+        v = as_int(x)
+        fn = d.pick([arc4py.randbits, arc4py.Random().getrandbits])
+        ok, r = call(fn, x)
+        if ok:
+            check(v is not None and v >= 0 and type(r) is int
+                  and 0 <= r < 1 << v, f"randbits({x!r}) -> out of range")
+        else:
+            check(v is None or v < 0 or v >= HUGE or isinstance(r, HostileError),
+                  f"randbits({x!r}) raised {r!r}")
+    else:
+        seqs = [[], [1], list(range(10)), "abc", b"xyz", range(0), range(10 ** 20),
+                tuple("ab"), bytearray(b"q")]
+        seq = d.pick(seqs)
+        if d.chance(50):
+            n = raw_int(d)
+            seq = type("Hostile", (), {
+                "__len__": lambda self: n,
+                "__getitem__": lambda self, i: (_ for _ in ()).throw(
+                    HostileError("getitem"))})()
+        ok, r = call(arc4py.choice, seq)
+        if ok:
+            check(r in seq, "choice result not in seq")
+        else:
+            check(isinstance(r, (IndexError, HostileError, OverflowError,
+                                 ValueError, TypeError)), f"choice raised {r!r}")
+
+
+def _size_tuple(d):
+    kind = d.byte() % 6
+    if kind == 0:
+        return wrap_int(d, guard(raw_int(d), 1 << 15))
+    if kind == 1:
+        return ()
+    if kind == 2:
+        dims = [d.int_in(0, 12) for _ in range(d.int_in(1, 4))]
+        return tuple(dims) if d.chance(200) else dims
+    if kind == 3:
+        return tuple(d.pick([0, 1, 2, -1, 2 ** 31, 2 ** 62, 2 ** 63 - 1, 2 ** 64,
+                             1.5, "3", None]) for _ in range(d.int_in(1, 3)))
+    if kind == 4:
+        return (1,) * d.int_in(30, 70)
+    return d.pick([None, "x", 1.5, object(), [[1, 2]], (2 ** 40, 2 ** 40)])
+
+
+def _elements(size):
+    """Number of elements ``size`` asks for, or None if it is not valid."""
+    if size is None:
+        return None
+    v = as_int(size)
+    if v is not None and not isinstance(size, bool):
+        return v
+    try:
+        dims = tuple(size)
+    except TypeError:
+        return None
+    total = 1
+    for x in dims:
+        if isinstance(x, (float, str, bytes)) or x is None:
+            return None
+        x = as_int(x)
+        if x is None:
+            return None
+        total *= x
+    return total
+
+
+def op_arrays(d, fn=None, size=None):
+    if np is None:
+        return
+    if fn is None:
+        fn = d.pick([arc4py.arc4random, arc4py.random_u32, arc4py.random_u64])
+        size = _size_tuple(d)
+    total = _elements(size)
+    if total is not None and MIB // 8 < total < HUGE and not isinstance(size, bool):
+        return  # would really allocate: not here
+    ok, r = call(fn, size)
+    if not ok:
+        return  # any allowed error is fine for an odd size
+    if size is None:
+        check(type(r) is int, "scalar")
+        return
+    want = np.uint64 if fn is arc4py.random_u64 else np.uint32
+    check(isinstance(r, np.ndarray) and r.dtype == want and r.flags.c_contiguous,
+          f"{fn.__name__}(size={size!r}) -> {type(r)}")
+    if total is not None:
+        check(r.size == total, "array size")
+    check(r.nbytes < 32 or r.any(), "32+ zero bytes in an array")
+
+
+def op_fill(d):
+    buf = make_buffer(d)
+    valid, nbytes, snap = describe(buf)
+    fn = d.pick([arc4py.fill, arc4py.fill, "keystream_into"])
+    if fn == "keystream_into":
+        key, nonce, counter, backend = bytes(32), bytes(8), 0, None
+        ok, r = call(arc4py.chacha20_keystream_into, key, nonce, buf,
+                     counter=counter, backend=backend)
+    else:
+        ok, r = call(fn, buf)
+    name = "fill" if fn is arc4py.fill else "chacha20_keystream_into"
+    if ok:
+        check(valid is not False, f"{name} accepted {type(buf).__name__} "
+              f"{getattr(buf, 'dtype', '')} {getattr(buf, 'flags', '')}")
+        check(r == nbytes, f"{name} returned {r}, buffer has {nbytes} bytes")
+        after = buffer_bytes(buf)
+        if fn is arc4py.fill:
+            check(nbytes < 32 or any(after), f"{name} left 32+ zero bytes")
+        else:
+            check(after == arc4py.chacha20_keystream(key, nonce, nbytes),
+                  "keystream_into differs from keystream")
+    else:
+        check(valid is not True or isinstance(r, MemoryError),
+              f"{name} refused a valid {type(buf).__name__} "
+              f"{getattr(buf, 'dtype', '')}: {r!r}")
+        if snap is not None:
+            if isinstance(snap, list):
+                now = (object_leaves(buf) if not isinstance(buf, ctypes.Array)
+                       else [id(buf[i]) for i in range(len(buf))])
+                check(now == snap, f"{name} raised {r!r} but changed objects")
+            else:
+                check(buffer_bytes(buf) == snap, f"{name} raised {r!r} but "
+                      f"changed the buffer")
+        if np is not None and isinstance(buf, np.ndarray) and buf.dtype.hasobject:
+            check(isinstance(r, TypeError), f"object array: {r!r}")
+    if isinstance(buf, mmap.mmap) and not buf.closed:
+        buf.close()
+
+
+KEY_LENS = [0, 1, 8, 12, 16, 24, 31, 32, 33, 40, 64]
+
+
+def key_like(d, n):
+    raw = d.take(n)
+    k = d.byte() % 8
+    if k < 4:
+        return raw
+    if k == 4:
+        return bytearray(raw)
+    if k == 5:
+        return memoryview(raw)
+    if k == 6:
+        return d.pick([raw.decode("latin-1"), None, n, array.array("B", raw),
+                       memoryview(bytearray(raw * 2))[::2]])
+    return np.frombuffer(raw, dtype=np.uint8) if np is not None else raw
+
+
+def reference(key, nonce, length, counter):
+    full = counter.to_bytes(16 - len(nonce), "little") + nonce
+    return Cipher(algorithms.ChaCha20(key, full), None).encryptor().update(
+        bytes(length))
+
+
+def op_keystream(d):
+    key = key_like(d, d.pick(KEY_LENS) if d.chance(60) else 32)
+    nonce = key_like(d, d.pick(KEY_LENS) if d.chance(60) else d.pick([8, 12]))
+    length = size_arg(d, limit=1 << 14)
+    c = d.byte() % 4
+    if c == 0:
+        counter = 0
+    elif c == 1:
+        counter = d.pick([2 ** 32, 2 ** 64]) - d.int_in(0, 70)
+    else:
+        counter = wrap_int(d, raw_int(d))
+    names = list(arc4py.backends()) + ["avx512", "neon", "generic"]
+    b = d.byte() % 6
+    if b < 2:
+        backend = None
+    elif b < 4:
+        backend = d.pick(names)
+    elif b == 4:
+        backend = d.text()
+        if d.chance(60):
+            backend = d.pick(names) + d.pick(["\x00", "\x00x", " ", "é", "\udcff"])
+    else:
+        backend = d.pick([b"avx2", 3, None, ["generic"]])
+    ok, r = call(arc4py.chacha20_keystream, key, nonce, length, counter=counter,
+                 backend=backend)
+    if not ok:
+        return
+    # It succeeded: every argument must have been a valid one.
+    kb = bytes(memoryview(key)) if not isinstance(key, str) else None
+    nb = bytes(memoryview(nonce)) if not isinstance(nonce, str) else None
+    n = as_int(length)
+    ctr = as_int(counter)
+    check(isinstance(backend, (str, type(None))), f"backend {backend!r} accepted")
+    check(backend is None or backend in arc4py.backends(),
+          f"backend {backend!r} accepted")
+    check(kb is not None and len(kb) == 32, f"key of {kb!r} accepted")
+    check(nb is not None and len(nb) in (8, 12), f"nonce {nb!r} accepted")
+    check(n is not None and n >= 0 and not isinstance(length, float), "length")
+    check(ctr is not None and ctr >= 0, f"counter {counter!r} accepted")
+    blocks = max((n + 63) // 64, 1)
+    limit = 2 ** 32 if len(nb) == 12 else 2 ** 64
+    check(ctr + blocks <= limit, f"counter {ctr} + {blocks} blocks passed 2**"
+          f"{32 if len(nb) == 12 else 64}")
+    check(type(r) is bytes and len(r) == n, "keystream length")
+    if Cipher is not None and n <= 1 << 14:
+        check(r == reference(kb, nb, n, ctr), f"keystream differs from the "
+              f"reference (backend {backend}, counter {ctr}, {n} bytes)")
+
+
+def op_random_class(d):
+    r = arc4py.Random()
+    k = d.byte() % 6
+    if k == 0:
+        ok, e = call(r.getstate)
+        check(not ok and isinstance(e, NotImplementedError), "getstate")
+    elif k == 1:
+        ok, e = call(r.setstate, d.pick([None, (3, (), None), 5]))
+        check(not ok and isinstance(e, NotImplementedError), "setstate")
+    elif k == 2:
+        check(r.seed(d.pick([None, 1, "x", b"y", 2 ** 100])) is None, "seed")
+    elif k == 3:
+        a = guard(raw_int(d), 1 << 20)
+        ok, x = call(r.randrange, a)
+        if ok:
+            check(0 <= x < a, "randrange")
+    elif k == 4:
+        lst = list(range(d.int_in(0, 30)))
+        r.shuffle(lst)
+        check(sorted(lst) == list(range(len(lst))), "shuffle")
+    else:
+        ok, x = call(r.uniform, 1.0, 2.0)
+        check(ok and 1.0 <= x <= 2.0, "uniform")
+
+
+def op_bitgenerator(d):
+    if np is None:
+        return
+    k = d.byte() % 6
+    if k == 0:
+        seed = d.pick([None, 0, 1, 2 ** 64, "x", b"", np.random.SeedSequence(1)])
+        ok, bg = call(arc4py.BitGenerator, seed)
+        check(ok == (seed is None), f"BitGenerator({seed!r}) -> {ok}")
+        return
+    bg = arc4py.BitGenerator()
+    if k == 1:
+        size = _size_tuple(d)
+        total = _elements(size)
+        if total is not None and MIB // 8 < total < HUGE:
+            return
+        ok, r = call(bg.random_raw, size)
+        if ok and size is not None:
+            check(isinstance(r, np.ndarray) and r.dtype == np.uint64, "random_raw")
+    elif k == 2:
+        ok, e = call(setattr, bg, "state", d.pick([None, {}, {"state": 1}]))
+        check(not ok, "setting state succeeded")
+    elif k == 3:
+        g = np.random.Generator(bg)
+        lo = raw_int(d) % 1000
+        v = g.integers(lo, lo + 10, size=d.int_in(0, 20))
+        check(((v >= lo) & (v < lo + 10)).all(), "integers")
+        x = g.random(d.int_in(0, 20))
+        check(((x >= 0) & (x < 1)).all(), "random")
+    elif k == 4:
+        # (numpy's own spawn() loops over n: no huge n here)
+        n = d.pick([0, 1, 3, -1, "x", None, 2.0])
+        ok, kids = call(bg.spawn, n)
+        if ok:
+            raws = [k.random_raw() for k in kids] + [bg.random_raw()]
+            check(len(set(raws)) == len(raws), "spawned generators repeat")
+    else:
+        import pickle
+        bg2 = pickle.loads(pickle.dumps(bg))
+        check(bg2.random_raw() != bg.random_raw(), "pickled copy repeats")
+
+
+OPS = [op_arc4random_buf, op_scalars, op_bounded, op_arrays, op_fill, op_fill,
+       op_keystream, op_keystream, op_random_class, op_bitgenerator]
+COUNTS = [0] * len(OPS)
+
+
+def TestOneInput(raw):
+    d = Data(raw)
+    i = d.byte() % len(OPS)
+    COUNTS[i] += 1
+    OPS[i](d)
+
+
+# ---- drivers ---------------------------------------------------------------------
+
+def run_random(n, seed=None, max_seconds=None, report=None):
+    """Feed ``n`` random inputs to the harness (no atheris).  Returns the
+    number run.  A finding propagates, with the input in its message."""
+    import random as stdrandom
+    rnd = stdrandom.Random(seed)
+    start = time.monotonic()
+    done = 0
+    for done in range(1, n + 1):
+        raw = rnd.randbytes(rnd.choice([4, 16, 64, 200]))
+        try:
+            TestOneInput(raw)
+        except BaseException as e:
+            raise Finding(f"input {raw.hex()} (run {done}): {type(e).__name__}: "
+                          f"{e}") from e
+        if max_seconds is not None and time.monotonic() - start > max_seconds:
+            break
+        if report and done % report == 0:
+            print(f"#{done} in {time.monotonic() - start:.1f}s", flush=True)
+    return done
+
+
+def main(argv):
+    if len(argv) > 1 and argv[1] == "--random":
+        n = int(argv[2]) if len(argv) > 2 else 20000
+        seed = int(argv[argv.index("--seed") + 1]) if "--seed" in argv else None
+        t0 = time.monotonic()
+        done = run_random(n, seed, report=max(n // 10, 1))
+        print(f"fuzz_api --random: {done} executions in "
+              f"{time.monotonic() - t0:.1f}s, no finding; per operation: "
+              + ", ".join(f"{op.__name__[3:]}={c}" for op, c in zip(OPS, COUNTS)))
+        return 0
+    if atheris is None:
+        print("fuzz_api: atheris is not installed (pip install atheris); "
+              "use --random N", file=sys.stderr)
+        return 2
+    # Coverage of the harness's own branches (which argument kinds were
+    # built) guides the mutations, besides arc4py's Python code.
+    atheris.instrument_func(TestOneInput)
+    for fn in list(globals().values()):
+        if callable(fn) and getattr(fn, "__module__", None) == __name__ \
+                and hasattr(fn, "__code__"):
+            globals()[fn.__name__] = atheris.instrument_func(fn)
+    OPS[:] = [globals()[op.__name__] for op in OPS]
+    atheris.Setup(argv, TestOneInput)
+    atheris.Fuzz()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,587 @@
+"""Validation and hardening (issue 6): short versions of the long runs in
+tests/stats, tests/fuzz and tests/stress, plus entropy failures from the
+kernel's side and calls from odd moments of a thread's or process's life.
+
+* dieharder: the --quick subset for the default core (skipped without
+  dieharder: apt-get install dieharder)
+* fuzz: 20,000 random inputs to tests/fuzz/fuzz_api.py's harness
+* stress: tests/stress/stress.py --quick (32 threads x 3 s, 50 forks with
+  raw fork syscalls, 1,000 thread create/exit cycles)
+* a real seccomp filter makes getrandom(2) fail with EPERM (-> OSError,
+  never output) or ENOSYS (-> /dev/urandom), and /dev/urandom is then
+  missing, replaced or unopenable (-> OSError, never output)
+* draws from a thread being torn down (threading.local __del__, weakref
+  finalizer, pthread key destructors), from a signal handler firing every
+  half millisecond, and at interpreter shutdown
+
+tests/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
+ENOSYS, EINTR from the C library's wrapper); nothing here repeats it.
+See VALIDATION.md for the long runs and their results.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import weakref
+from pathlib import Path
+
+import pytest
+
+import arc4py
+
+HERE = Path(__file__).resolve().parent
+PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
+LINUX = sys.platform.startswith("linux")
+SANITIZED = os.environ.get("ARC4PY_SANITIZED", "") not in ("", "0")
+
+
+def child_env(**extra):
+    """The environment of a child interpreter that imports this arc4py."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [PKG_PARENT] + [p for p in [env.get("PYTHONPATH")] if p])
+    env.update(extra)
+    return env
+
+
+def run_py(code, tmp_path, timeout=120, **extra_env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                          env=child_env(**extra_env), cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def last_json(proc):
+    assert proc.returncode == 0, (
+        f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout[-3000:]}\n"
+        f"stderr:\n{proc.stderr[-3000:]}")
+    lines = proc.stdout.strip().splitlines()
+    assert lines, f"child printed nothing; stderr:\n{proc.stderr[-3000:]}"
+    return json.loads(lines[-1])
+
+
+# ---- 1. statistical battery (short) -------------------------------------------
+
+@pytest.mark.skipif(shutil.which("dieharder") is None,
+                    reason="dieharder is not installed (apt-get install dieharder)")
+def test_dieharder_quick_default_core(tmp_path):
+    script = HERE / "stats" / "run_dieharder.sh"
+    core = arc4py.backend()
+    proc = subprocess.run(
+        ["bash", str(script), "--quick", "--out", str(tmp_path / "logs"), core],
+        env=child_env(PYTHON=sys.executable, NICE="0"), cwd=str(tmp_path),
+        capture_output=True, text=True, timeout=600)
+    out = proc.stdout + proc.stderr
+    failed = re.findall(r"^.*\|\s*FAILED\s*$", out, re.M)
+    assert not failed, out        # a FAILED result line, in the battery or a re-run
+    assert proc.returncode == 0, out
+    assert f"{core}: 6 results" in out, out
+
+
+# ---- 2. fuzzing (short) ---------------------------------------------------------
+
+def test_fuzz_api_short_run(tmp_path):
+    seed = int.from_bytes(os.urandom(4), "little")
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "fuzz" / "fuzz_api.py"), "--random", "20000",
+         "--seed", str(seed)],
+        env=child_env(), cwd=str(tmp_path), capture_output=True, text=True,
+        timeout=600)
+    assert proc.returncode == 0, (
+        f"fuzz finding (seed {seed}; rerun: python tests/fuzz/fuzz_api.py "
+        f"--random 20000 --seed {seed}):\n{proc.stdout[-2000:]}\n"
+        f"{proc.stderr[-4000:]}")
+    assert "20000 executions" in proc.stdout and "no finding" in proc.stdout
+
+
+# ---- 3. stress (reduced) ----------------------------------------------------------
+
+@pytest.mark.skipif(not LINUX, reason="reads /proc/self/status and smaps")
+def test_stress_reduced(tmp_path):
+    args = [sys.executable, str(HERE / "stress" / "stress.py"), "--quick"]
+    if SANITIZED:
+        args.append("--no-rss-limit")  # ASan's quarantine holds freed memory
+    proc = subprocess.run(args, env=child_env(), cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=600)
+    res = last_json(proc)
+    assert res["errors"] == 0, proc.stdout + proc.stderr
+    assert res["repeats"] == 0 and res["cycle_repeats"] == 0
+    assert res["forks"] == 50 and res["hung_children"] == 0
+    assert res["outputs_16B"] > 10_000
+    # No state page outlives its thread.
+    assert res["state_pages_kib"][0] == res["state_pages_kib"][-1]
+
+
+# ---- 5. entropy failure from the kernel's side: seccomp, mount namespaces -----
+
+SECCOMP_PRELUDE = r"""
+import ctypes, errno, json, os, platform, sys
+try:
+    # numpy's own import seeds numpy.random from the OS: load it (and
+    # arc4py._numpy) now, while the OS still gives entropy, so that what
+    # fails below is arc4py's draw and not numpy's import.
+    import numpy, numpy.random
+    import arc4py._numpy
+except ImportError:
+    pass
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong,
+                       ctypes.c_ulong, ctypes.c_ulong]
+libc.syscall.restype = ctypes.c_long
+# (audit arch, SYS_getrandom) per machine
+ARCH = {"x86_64": (0xC000003E, 318), "aarch64": (0xC00000B7, 278)}
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte),
+                ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+def skip(reason):
+    print(json.dumps({"skip": reason}))
+    sys.exit(0)
+
+def deny_getrandom(err):
+    # A classic BPF seccomp program: getrandom -> ERRNO(err), all else allowed.
+    if platform.machine() not in ARCH:
+        skip(f"no getrandom syscall number known for {platform.machine()}")
+    arch, nr = ARCH[platform.machine()]
+    LD_W_ABS, JEQ_K, RET_K = 0x20, 0x15, 0x06
+    ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
+    prog = [(LD_W_ABS, 0, 0, 4),            # seccomp_data.arch
+            (JEQ_K, 1, 0, arch),
+            (RET_K, 0, 0, ALLOW),
+            (LD_W_ABS, 0, 0, 0),            # seccomp_data.nr
+            (JEQ_K, 0, 1, nr),
+            (RET_K, 0, 0, RET_ERRNO | err),
+            (RET_K, 0, 0, ALLOW)]
+    insns = (SockFilter * len(prog))(*[SockFilter(*p) for p in prog])
+    fprog = SockFprog(len(prog), insns)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:        # PR_SET_NO_NEW_PRIVS
+        skip("prctl(PR_SET_NO_NEW_PRIVS) refused: "
+             + os.strerror(ctypes.get_errno()))
+    if libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) != 0:  # PR_SET_SECCOMP
+        skip("prctl(PR_SET_SECCOMP, FILTER) refused: "
+             + os.strerror(ctypes.get_errno()))
+    buf = ctypes.create_string_buffer(16)
+    r = libc.syscall(nr, buf, 16, 0)
+    if r != -1 or ctypes.get_errno() != err:
+        skip(f"the seccomp filter did not take (syscall -> {r})")
+    # A C library that answers getrandom() from the vDSO never asks the
+    # kernel: nothing for seccomp to deny.
+    libc.getrandom.restype = ctypes.c_ssize_t
+    if libc.getrandom(buf, 16, 0) == 16:
+        skip("the C library serves getrandom() without a system call (vDSO)")
+
+def attempt_all(arc4py):
+    # Every output call; each must raise OSError and write nothing.
+    out = {}
+    big = bytearray(100_000)
+    small = bytearray(64)
+    calls = [("arc4random", arc4py.arc4random, None),
+             ("random_u64", arc4py.random_u64, None),
+             ("random", arc4py.random, None),
+             ("arc4random_buf(16)", lambda: arc4py.arc4random_buf(16), None),
+             ("arc4random_buf(3000)", lambda: arc4py.arc4random_buf(3000), None),
+             ("fill(64)", lambda: arc4py.fill(small), small),
+             ("fill(100000)", lambda: arc4py.fill(big), big),
+             ("arc4random_uniform(10)", lambda: arc4py.arc4random_uniform(10), None),
+             ("randbelow(10**40)", lambda: arc4py.randbelow(10 ** 40), None),
+             ("randbits(300)", lambda: arc4py.randbits(300), None),
+             ("token_hex()", arc4py.token_hex, None),
+             ("Random().random()", lambda: arc4py.Random().random(), None),
+             ("stir()", arc4py.stir, None)]
+    try:
+        import numpy
+        calls.append(("random_u32(size=9)", lambda: arc4py.random_u32(size=9), None))
+    except ImportError:
+        pass
+    for name, fn, target in calls:
+        try:
+            value = fn()
+        except OSError as e:
+            out[name] = {"raised": "OSError", "errno": e.errno,
+                         "untouched": target is None or not any(target)}
+        except BaseException as e:
+            out[name] = {"raised": type(e).__name__, "msg": str(e)}
+        else:
+            out[name] = {"raised": None, "value": repr(value)[:40]}
+    return out
+"""
+
+
+def all_failed(results, err):
+    assert len(results) >= 13
+    for name, r in results.items():
+        assert r["raised"] == "OSError", f"{name}: expected OSError, got {r}"
+        assert r["errno"] == err, f"{name}: errno {r['errno']}, expected {err}"
+        assert r["untouched"], f"{name}: output reached the target buffer"
+
+
+def seccomp_child(code, tmp_path):
+    if not LINUX:
+        pytest.skip("seccomp is Linux-only")
+    res = last_json(run_py(SECCOMP_PRELUDE + textwrap.dedent(code), tmp_path))
+    if "skip" in res:
+        pytest.skip(res["skip"])
+    return res
+
+
+def test_seccomp_eperm_fails_closed(tmp_path):
+    """getrandom denied by a real seccomp filter (EPERM, as a container
+    runtime's profile would): every call raises OSError(EPERM), in the main
+    thread and a new one, and keeps failing; nothing is ever output."""
+    import errno
+    res = seccomp_child("""
+        deny_getrandom(errno.EPERM)
+        import threading
+        import arc4py
+        first = attempt_all(arc4py)
+        again = attempt_all(arc4py)
+        box = {}
+        t = threading.Thread(target=lambda: box.update(attempt_all(arc4py)))
+        t.start(); t.join()
+        print(json.dumps({"first": first, "again": again, "thread": box}))
+    """, tmp_path)
+    for part in ("first", "again", "thread"):
+        all_failed(res[part], errno.EPERM)
+
+
+def test_seccomp_eperm_after_seeding(tmp_path):
+    """Seeded first, then the filter goes in (a sandbox tightening): the
+    live state may serve at most the rest of its reseed interval, then
+    fails closed; stir() fails at once, and so does everything after it."""
+    import errno
+    res = seccomp_child("""
+        import arc4py
+        arc4py.stir()
+        before = arc4py.arc4random_buf(16)
+        deny_getrandom(errno.EPERM)
+        drawn, err = 0, None
+        while drawn < (4 << 20):
+            try:
+                arc4py.arc4random_buf(1000)
+            except OSError as e:
+                err = e.errno
+                break
+            drawn += 1000
+        try:
+            arc4py.stir()
+            stir = "no error"
+        except OSError as e:
+            stir = e.errno
+        print(json.dumps({"drawn": drawn, "err": err, "stir": stir,
+                          "after": attempt_all(arc4py)}))
+    """, tmp_path)
+    assert res["err"] == errno.EPERM
+    assert res["drawn"] <= (1 << 20), "drew past the reseed interval"
+    assert res["stir"] == errno.EPERM
+    all_failed(res["after"], errno.EPERM)
+
+
+def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(tmp_path):
+    """getrandom missing (ENOSYS from seccomp, as on a pre-3.17 kernel): the
+    generator reads /dev/urandom.  When /dev/urandom cannot be opened (no
+    file descriptor left: RLIMIT_NOFILE), every call raises OSError(EMFILE)
+    and nothing is output; with descriptors back it works again."""
+    import errno
+    res = seccomp_child("""
+        deny_getrandom(errno.ENOSYS)
+        import resource, threading
+        import arc4py
+        outs = [arc4py.arc4random_buf(16) for _ in range(200)]
+        big = bytearray(3 << 20)                 # several reseeds
+        arc4py.fill(big)
+        outs += [bytes(big[i:i + 16]) for i in range(0, len(big), 4096)]
+        box = []
+        t = threading.Thread(target=lambda: box.extend(
+            arc4py.arc4random_buf(16) for _ in range(50)))
+        t.start(); t.join()
+        outs += box
+        distinct = len(set(outs)) == len(outs)
+        # No descriptor left below the limit: open("/dev/urandom") fails.
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        lowest = os.open("/dev/null", os.O_RDONLY)
+        os.close(lowest)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest, hard))
+        try:
+            try:                 # the live state must not serve on: reseed now
+                arc4py.stir()
+                stir = "no error"
+            except OSError as e:
+                stir = e.errno
+            failed = attempt_all(arc4py)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        back = [arc4py.arc4random_buf(16) for _ in range(10)]
+        print(json.dumps({"n": len(outs), "distinct": distinct,
+                          "failed": failed, "stir": stir,
+                          "back": len(set(back)) == 10 and not (set(back) & set(outs))}))
+    """, tmp_path)
+    assert res["distinct"] and res["n"] == 200 + 768 + 50
+    assert res["stir"] == errno.EMFILE
+    all_failed(res["failed"], errno.EMFILE)
+    assert res["back"]
+
+
+@pytest.mark.parametrize("how,err", [("missing", "ENOENT"), ("regular", "EIO"),
+                                     ("devnull", "EIO")])
+def test_enosys_and_dev_urandom_gone_or_replaced(tmp_path, how, err):
+    """getrandom missing (seccomp ENOSYS) and, in a private mount namespace,
+    /dev/urandom missing (an empty tmpfs on /dev), replaced by a regular
+    file of predictable bytes, or by /dev/null (a character device that
+    reads as EOF): OSError every time, never output."""
+    import errno
+    if os.geteuid() != 0:
+        pytest.skip("needs root for a mount namespace (unshare(CLONE_NEWNS))")
+    planted = tmp_path / "planted"
+    planted.write_bytes(b"A" * 4096)
+    res = seccomp_child(f"""
+        how = {how!r}
+        if libc.unshare(0x20000) != 0:                     # CLONE_NEWNS
+            skip("unshare(CLONE_NEWNS) refused: " + os.strerror(ctypes.get_errno()))
+        # Private first, so that nothing mounted here reaches the host.
+        if libc.mount(b"none", b"/", None, 0x4000 | 0x40000, None) != 0:
+            skip("mount --make-rprivate / refused: " + os.strerror(ctypes.get_errno()))
+        if how == "missing":
+            r = libc.mount(b"tmpfs", b"/dev", b"tmpfs", 0, b"size=64k")
+        elif how == "regular":
+            r = libc.mount({str(planted).encode()!r}, b"/dev/urandom", None,
+                           0x1000, None)                      # MS_BIND
+        else:
+            r = libc.mount(b"/dev/null", b"/dev/urandom", None, 0x1000, None)
+        if r != 0:
+            skip("mount refused: " + os.strerror(ctypes.get_errno()))
+        deny_getrandom(errno.ENOSYS)
+        import arc4py
+        print(json.dumps({{"first": attempt_all(arc4py),
+                          "again": attempt_all(arc4py)}}))
+    """, tmp_path)
+    all_failed(res["first"], getattr(errno, err))
+    all_failed(res["again"], getattr(errno, err))
+
+
+# ---- 6. calls from a thread being torn down, a signal handler, shutdown -------
+
+def test_draw_from_thread_local_del_and_finalizer_at_thread_exit():
+    """Objects held only by a threading.local die while their thread exits;
+    their __del__ and a weakref finalizer draw from the generator there."""
+    outs = []
+    lock = threading.Lock()
+    local = threading.local()
+
+    def record(kind, tid):
+        b = arc4py.arc4random_buf(16)
+        x = arc4py.arc4random()
+        buf = bytearray(5000)
+        arc4py.fill(buf)
+        assert 0 <= x < 1 << 32 and any(buf)
+        with lock:
+            outs.append((kind, tid, b, bytes(buf[:16])))
+
+    class Drawer:
+        def __init__(self, tid):
+            self.tid = tid
+
+        def __del__(self):
+            record("del", self.tid)
+
+    class Anchor:
+        pass
+
+    def body():
+        tid = threading.get_native_id()
+        record("body", tid)
+        local.drawer = Drawer(tid)
+        local.anchor = Anchor()
+        weakref.finalize(local.anchor, record, "finalize", tid)
+
+    for _ in range(10):
+        ts = [threading.Thread(target=body) for _ in range(20)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+    kinds = {}
+    for kind, _, _, _ in outs:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    assert kinds == {"body": 200, "del": 200, "finalize": 200}, kinds
+    values = [v for _, _, b, f in outs for v in (b, f)]
+    assert len(set(values)) == len(values) == 1200
+
+
+PTHREAD_KEY_CHILD = r"""
+import ctypes, json, os, sys, threading
+import arc4py
+
+FIRST = sys.argv[1]   # whose pthread key is made first: "arc4py" or "ours"
+N = int(sys.argv[2])
+
+def state_pages():
+    total = size = 0
+    for line in open("/proc/self/smaps"):
+        if line.startswith("Size:"):
+            size = int(line.split()[1])
+        elif line.startswith("VmFlags:") and " wf" in line:
+            total += size
+    return total
+
+libc = ctypes.CDLL(None)
+DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+START = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+libc.pthread_setspecific.argtypes = [ctypes.c_uint, ctypes.c_void_p]
+libc.pthread_create.argtypes = [ctypes.c_void_p, ctypes.c_void_p, START,
+                                ctypes.c_void_p]
+libc.pthread_join.argtypes = [ctypes.c_ulong, ctypes.c_void_p]
+outs = []
+errors = []
+
+@DESTRUCTOR
+def destructor(value):
+    # Runs in the exiting thread, from glibc's thread-exit path, after (or
+    # before) arc4py's own destructor has wiped and unmapped its state.
+    try:
+        outs.append(("destructor", threading.get_native_id(),
+                     arc4py.arc4random_buf(16), arc4py.arc4random_buf(3000)[-16:]))
+    except BaseException as e:
+        errors.append(repr(e))
+
+@START
+def start(arg):
+    try:
+        outs.append(("body", threading.get_native_id(),
+                     arc4py.arc4random_buf(16), arc4py.arc4random_buf(3000)[-16:]))
+        libc.pthread_setspecific(key.value, 1)
+    except BaseException as e:
+        errors.append(repr(e))
+    return None
+
+key = ctypes.c_uint()
+if FIRST == "arc4py":
+    arc4py.arc4random()                       # arc4py's key exists first
+    libc.pthread_key_create(ctypes.byref(key), destructor)
+else:
+    libc.pthread_key_create(ctypes.byref(key), destructor)
+    arc4py.arc4random()
+before = state_pages()
+for i in range(N):
+    tid = ctypes.c_ulong()
+    assert libc.pthread_create(ctypes.byref(tid), None, start, None) == 0
+    assert libc.pthread_join(tid.value, None) == 0
+after = state_pages()
+values = [v for o in outs for v in o[2:]]
+pairs = {}
+for kind, tid, _, _ in outs:
+    pairs.setdefault(tid, []).append(kind)
+print(json.dumps({"n": len(outs), "errors": errors[:3],
+                  "distinct": len(set(values)) == len(values),
+                  "paired": all(k == ["body", "destructor"] for k in pairs.values()),
+                  "before": before, "after": after}))
+"""
+
+
+@pytest.mark.skipif(not LINUX, reason="glibc pthread keys and /proc/self/smaps")
+@pytest.mark.parametrize("first", ["arc4py", "ours"])
+def test_draw_from_pthread_key_destructor(tmp_path, first):
+    """A C-level thread-exit path: a pthread key destructor (here a ctypes
+    callback in a thread made by pthread_create) draws while the thread is
+    being torn down.  With arc4py's key made first, its destructor has
+    already wiped and unmapped the state: the draw builds a fresh state,
+    which glibc's next destructor round frees.  Output correct and distinct,
+    and no state page left behind."""
+    script = tmp_path / "keys.py"
+    script.write_text(PTHREAD_KEY_CHILD)
+    proc = subprocess.run([sys.executable, str(script), first, "300"],
+                          env=child_env(), cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=300)
+    res = last_json(proc)
+    assert res["errors"] == [], res
+    assert res["n"] == 600 and res["distinct"] and res["paired"], res
+    assert res["after"] == res["before"], (
+        f"state pages {res['before']} kB -> {res['after']} kB: states made "
+        f"during thread exit were not freed")
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs setitimer")
+def test_draw_from_signal_handler():
+    """SIGALRM every 0.5 ms while the main thread draws in a loop (small
+    draws, a refill-crossing one, a large GIL-released fill, stir); the
+    handler draws too.  Python runs the handler between bytecodes, never
+    inside the generator's C code, so the two cannot interleave: all output
+    distinct and well-formed."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers need the main thread")
+    got = []
+
+    def handler(signum, frame):
+        got.append(arc4py.arc4random_buf(16))
+        b = bytearray(48)
+        arc4py.fill(b)
+        got.append(bytes(b[32:]))
+        if len(got) % 50 == 0:
+            arc4py.stir()
+
+    main = []
+    big = bytearray(1 << 16)
+    old = signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
+    try:
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline or len(got) < 200:
+            main.append(arc4py.arc4random_buf(16))
+            main.append(arc4py.arc4random_buf(3100)[-16:])
+            assert 0 <= arc4py.arc4random_uniform(1000) < 1000
+            arc4py.fill(big)
+            main.append(bytes(big[-16:]))
+            if time.monotonic() > deadline + 20:
+                break
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert len(got) >= 200, f"the handler ran only {len(got) // 2} times"
+    values = main + got
+    assert len(set(values)) == len(values)
+
+
+def test_draws_at_interpreter_shutdown(tmp_path):
+    """An atexit handler, a module global's __del__ during finalisation and
+    daemon threads still drawing while the interpreter exits: no crash, and
+    what was drawn is distinct."""
+    out = tmp_path / "out.txt"
+    proc = run_py(f"""
+        import atexit, threading, arc4py
+        OUT = {str(out)!r}
+
+        def write(tag, b):
+            with open(OUT, "a") as f:
+                f.write(tag + " " + b.hex() + "\\n")
+
+        class AtShutdown:
+            def __del__(self):
+                write("del", arc4py.arc4random_buf(16))
+
+        keep = AtShutdown()
+        atexit.register(lambda: write("atexit", arc4py.arc4random_buf(16)))
+
+        def spin():
+            buf = bytearray(1 << 15)
+            while True:
+                arc4py.arc4random_buf(16)
+                arc4py.fill(buf)          # GIL released: may be in C at exit
+
+        for _ in range(4):
+            threading.Thread(target=spin, daemon=True).start()
+        write("main", arc4py.arc4random_buf(16))
+    """, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = out.read_text().split()
+    tags = lines[0::2]
+    assert "main" in tags and "atexit" in tags, lines
+    values = lines[1::2]
+    assert len(set(values)) == len(values)
