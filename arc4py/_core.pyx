@@ -249,6 +249,18 @@ def chacha20_keystream_into(key, nonce, buffer, *, counter=0, backend=None):
 
 # ---- the generator --------------------------------------------------------
 
+cdef inline object _u32_or_array(object size):
+    """The body of arc4random() and random_u32(): one stream, two names."""
+    cdef uint32_t r
+    cdef int err
+    if size is None:
+        err = arc4py_rng_u32(&r)
+        if err:
+            _raise_os_error(err)
+        return r
+    return _numpy_module().random_u32_array(size)
+
+
 @cython.binding(False)
 def arc4random(size=None):
     """A random ``int`` in [0, 2**32), like BSD's arc4random().
@@ -257,28 +269,14 @@ def arc4random(size=None):
     numpy array.  (The optional argument is also what makes the call fast:
     CPython specialises calls to such functions, not to argument-less ones.)
     """
-    cdef uint32_t r
-    cdef int err
-    if size is None:
-        err = arc4py_rng_u32(&r)
-        if err:
-            _raise_os_error(err)
-        return r
-    return _numpy_module().random_u32_array(size)
+    return _u32_or_array(size)
 
 
 @cython.binding(False)
 def random_u32(size=None):
     """A random ``int`` in [0, 2**32), or with ``size`` (an int or a tuple)
     a ``numpy.ndarray`` of uint32 of that shape, filled in place."""
-    cdef uint32_t r
-    cdef int err
-    if size is None:
-        err = arc4py_rng_u32(&r)
-        if err:
-            _raise_os_error(err)
-        return r
-    return _numpy_module().random_u32_array(size)
+    return _u32_or_array(size)
 
 
 @cython.binding(False)
