@@ -635,9 +635,22 @@ def key_like(d, n):
 
 
 def reference(key, nonce, length, counter):
-    full = counter.to_bytes(16 - len(nonce), "little") + nonce
-    return Cipher(algorithms.ChaCha20(key, full), None).encryptor().update(
-        bytes(length))
+    """OpenSSL's keystream.  Recent ``cryptography`` releases refuse a stream
+    whose low 32-bit counter word would wrap, so an 8-byte-nonce stream that
+    crosses a multiple of 2**32 blocks is asked for in parts, each at its own
+    counter (the 12-byte layout never wraps: arc4py refuses that first)."""
+    parts = []
+    while True:
+        to_wrap = 2**32 - (counter & 0xFFFFFFFF)
+        part = length if len(nonce) == 12 else min(length, to_wrap * 64)
+        full = (counter % 2**(8 * (16 - len(nonce)))).to_bytes(
+            16 - len(nonce), "little") + nonce
+        parts.append(Cipher(algorithms.ChaCha20(key, full), None)
+                     .encryptor().update(bytes(part)))
+        length -= part
+        counter += to_wrap
+        if length <= 0:
+            return b"".join(parts)
 
 
 def op_keystream(d):
