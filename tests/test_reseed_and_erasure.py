@@ -196,6 +196,61 @@ def test_large_fill_leaves_zeros_behind(hooks_build, tmp_path):
         assert v["used_zero"], v
 
 
+
+def test_bitgen_functions_hand_out_buffered_bytes_and_wipe_them(
+        hooks_build, tmp_path):
+    # numpy's bitgen_t functions (called through the capsule, as numpy does)
+    # return the next buffered bytes in order and wipe them, across refills
+    # and when a draw straddles the end of the buffer.
+    res = run_hooked(hooks_build, """
+        import ctypes, sys
+
+        class Api(ctypes.Structure):
+            _fields_ = [("buf", ctypes.c_void_p), ("u32", ctypes.c_void_p),
+                        ("u64", ctypes.c_void_p),
+                        ("bitgen_u64", ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_void_p)),
+                        ("bitgen_u32", ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p)),
+                        ("bitgen_double", ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p))]
+
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        api = Api.from_address(get(C._rng_api, b"arc4py._core._rng_api"))
+
+        arc4py.random_u32()               # a state and a full buffer
+        stats = {"exact": 0, "straddle": 0, "bad": []}
+        kinds = ["u32", "u64", "double", "u32", "u32", "double", "u64"]
+        for i in range(3000):             # several refills, odd alignments
+            kind = kinds[i % len(kinds)]
+            n = 4 if kind == "u32" else 8
+            before, left = C._debug_buffer()
+            pos = len(before) - left
+            value = getattr(api, "bitgen_" + kind)(None)
+            if kind == "double":
+                ok = 0.0 <= value < 1.0 and (value * 2.0 ** 53).is_integer()
+                raw = None
+            else:
+                ok = True
+                raw = value.to_bytes(n, sys.byteorder)
+            if left >= n:
+                stats["exact"] += 1
+                if raw is not None:
+                    ok = ok and raw == before[pos:pos + n]
+                else:
+                    top = int.from_bytes(before[pos:pos + n], sys.byteorder) >> 11
+                    ok = ok and value == top * 2.0 ** -53
+            else:
+                stats["straddle"] += 1    # the old tail, then a new refill
+                if raw is not None:
+                    ok = ok and raw[:left] == before[pos:]
+            v = view()
+            if not (ok and v["used_zero"] and v["rest_random"]):
+                stats["bad"].append([i, kind, left, v])
+        print(json.dumps(stats))
+    """, tmp_path)
+    assert res["bad"] == []
+    assert res["exact"] > 2900 and res["straddle"] >= 1
+
 # ---- reseeding -------------------------------------------------------------
 
 def test_reseed_at_first_use_and_on_stir(hooks_build, tmp_path):

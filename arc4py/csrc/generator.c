@@ -467,32 +467,100 @@ static void entropy_failure_abort(int err)
     abort();
 }
 
-uint64_t arc4py_bitgen_u64(void *unused)
-{
-    uint64_t r;
-    int err = take_fast(&r, 8);
+/*
+ * numpy calls these once per value through a function pointer, so each is
+ * kept to the bare hot path: no stack frame, nothing passed through memory.
+ * Every other case (no state yet, a refill, an error) goes to one cold
+ * function.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define COLD_NOINLINE __attribute__((cold, noinline))
+#else
+#define COLD_NOINLINE
+#endif
 
-    (void)unused;
+/* The first n bytes of a draw, read as a uint32 (n = 4) or a uint64 (n = 8)
+ * whatever the byte order. */
+union bitgen_draw {
+    uint64_t u64;
+    uint32_t u32;
+};
+
+/* n (4 or 8) buffered bytes, wiped as they leave; 0 if the buffer is short
+ * or the thread has no state yet, and the caller must go slow. */
+static inline int bitgen_fast(size_t n, union bitgen_draw *r)
+{
+    struct rng_state *s = tls_state;
+
+    if (LIKELY(s != NULL && n <= s->left)) {
+        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
+
+        memcpy(r, src, n);
+        memset(src, 0, n);
+        s->left -= n;
+        return 1;
+    }
+    return 0;
+}
+
+static COLD_NOINLINE void bitgen_slow(size_t n, union bitgen_draw *r)
+{
+    int err = rng_buf_slow(r, n);
+
     if (err)
         entropy_failure_abort(err);
-    return r;
+}
+
+/* 53 random bits in [0, 1), as numpy's own generators make them. */
+static inline double bits_to_double(uint64_t x)
+{
+    return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* The slow paths are whole functions, so the fast ones end in a tail call. */
+static COLD_NOINLINE uint64_t bitgen_u64_slow(void)
+{
+    union bitgen_draw r;
+
+    bitgen_slow(8, &r);
+    return r.u64;
+}
+
+static COLD_NOINLINE uint32_t bitgen_u32_slow(void)
+{
+    union bitgen_draw r;
+
+    bitgen_slow(4, &r);
+    return r.u32;
+}
+
+static COLD_NOINLINE double bitgen_double_slow(void)
+{
+    return bits_to_double(bitgen_u64_slow());
+}
+
+uint64_t arc4py_bitgen_u64(void *unused)
+{
+    union bitgen_draw r;
+
+    (void)unused;
+    return LIKELY(bitgen_fast(8, &r)) ? r.u64 : bitgen_u64_slow();
 }
 
 uint32_t arc4py_bitgen_u32(void *unused)
 {
-    uint32_t r;
-    int err = take_fast(&r, 4);
+    union bitgen_draw r;
 
     (void)unused;
-    if (err)
-        entropy_failure_abort(err);
-    return r;
+    return LIKELY(bitgen_fast(4, &r)) ? r.u32 : bitgen_u32_slow();
 }
 
 double arc4py_bitgen_double(void *unused)
 {
-    /* 53 random bits, as numpy's own generators do. */
-    return (double)(arc4py_bitgen_u64(unused) >> 11) * (1.0 / 9007199254740992.0);
+    union bitgen_draw r;
+
+    (void)unused;
+    return LIKELY(bitgen_fast(8, &r)) ? bits_to_double(r.u64) : bitgen_double_slow();
 }
 
 /* Lemire's multiply-shift with rejection of the biased low products. */
