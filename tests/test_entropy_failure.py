@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import arc4py
+from entropy_calls import CHILD_SOURCE, check_all_failed
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="LD_PRELOAD shim is Linux-only")
@@ -73,54 +74,6 @@ def run_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):
     return json.loads(lines[-1])
 
 
-# Every output call of the contract; each must raise OSError under EPERM.
-OUTPUT_CALLS = """
-import errno
-import arc4py
-
-def calls():
-    big = bytearray(100000)
-    return [
-        ("arc4random", lambda: arc4py.arc4random(), None),
-        ("random_u32", lambda: arc4py.random_u32(), None),
-        ("arc4random_buf(16)", lambda: arc4py.arc4random_buf(16), None),
-        ("arc4random_buf(1<<20)", lambda: arc4py.arc4random_buf(1 << 20), None),
-        ("fill(bytearray(100000))", lambda: arc4py.fill(big), big),
-        ("random_u64", lambda: arc4py.random_u64(), None),
-        ("arc4random_uniform(10)", lambda: arc4py.arc4random_uniform(10), None),
-        ("randbelow(10**30)", lambda: arc4py.randbelow(10**30), None),
-        ("randbits(200)", lambda: arc4py.randbits(200), None),
-        ("random()", lambda: arc4py.random(), None),
-        ("token_bytes()", lambda: arc4py.token_bytes(), None),
-        ("stir()", lambda: arc4py.stir(), None),
-    ]
-
-def attempt_all():
-    out = {}
-    for name, fn, target in calls():
-        try:
-            value = fn()
-        except OSError as e:
-            out[name] = {"raised": "OSError", "errno": e.errno,
-                         "target_zero": None if target is None
-                         else not any(target)}
-        except BaseException as e:
-            out[name] = {"raised": type(e).__name__, "msg": str(e)}
-        else:
-            out[name] = {"raised": None, "value": repr(value)[:60]}
-    return out
-"""
-
-
-def check_all_failed(results, expect_errno):
-    assert set(results) >= {"arc4random", "arc4random_buf(16)", "stir()"}
-    for name, r in results.items():
-        assert r["raised"] == "OSError", f"{name}: expected OSError, got {r}"
-        assert r["errno"] == expect_errno, f"{name}: {r}"
-        if r["target_zero"] is not None:
-            assert r["target_zero"], f"{name}: the target buffer got output"
-
-
 def test_import_succeeds_under_failing_getrandom(shim, tmp_path):
     """Seeding is lazy: importing arc4py asks the OS for nothing."""
     res = run_child("""
@@ -150,7 +103,7 @@ def test_eperm_every_output_call_raises(shim, tmp_path, caller):
         print(json.dumps({"first": first, "second": second,
                           "calls": SHIM.getrandom_shim_calls()}))
     """, shim, tmp_path, mode="eperm", caller=caller,
-                    preamble=OUTPUT_CALLS)
+                    preamble=CHILD_SOURCE)
     check_all_failed(res["first"], errno_eperm())
     check_all_failed(res["second"], errno_eperm())
     assert res["calls"] >= len(res["first"]), "the shim was not reached"
@@ -165,7 +118,7 @@ def test_eperm_in_a_new_thread(shim, tmp_path):
         t.start(); t.join()
         print(json.dumps(box))
     """, shim, tmp_path, mode="eperm", caller="arc4py",
-                    preamble=OUTPUT_CALLS)
+                    preamble=CHILD_SOURCE)
     check_all_failed(res, errno_eperm())
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 import arc4py
+from entropy_calls import CHILD_SOURCE, check_all_failed
 
 HERE = Path(__file__).resolve().parent
 PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
@@ -178,50 +179,7 @@ def deny_getrandom(err):
     libc.getrandom.restype = ctypes.c_ssize_t
     if libc.getrandom(buf, 16, 0) == 16:
         skip("the C library serves getrandom() without a system call (vDSO)")
-
-def attempt_all(arc4py):
-    # Every output call; each must raise OSError and write nothing.
-    out = {}
-    big = bytearray(100_000)
-    small = bytearray(64)
-    calls = [("arc4random", arc4py.arc4random, None),
-             ("random_u64", arc4py.random_u64, None),
-             ("random", arc4py.random, None),
-             ("arc4random_buf(16)", lambda: arc4py.arc4random_buf(16), None),
-             ("arc4random_buf(3000)", lambda: arc4py.arc4random_buf(3000), None),
-             ("fill(64)", lambda: arc4py.fill(small), small),
-             ("fill(100000)", lambda: arc4py.fill(big), big),
-             ("arc4random_uniform(10)", lambda: arc4py.arc4random_uniform(10), None),
-             ("randbelow(10**40)", lambda: arc4py.randbelow(10 ** 40), None),
-             ("randbits(300)", lambda: arc4py.randbits(300), None),
-             ("token_hex()", arc4py.token_hex, None),
-             ("Random().random()", lambda: arc4py.Random().random(), None),
-             ("stir()", arc4py.stir, None)]
-    try:
-        import numpy
-        calls.append(("random_u32(size=9)", lambda: arc4py.random_u32(size=9), None))
-    except ImportError:
-        pass
-    for name, fn, target in calls:
-        try:
-            value = fn()
-        except OSError as e:
-            out[name] = {"raised": "OSError", "errno": e.errno,
-                         "untouched": target is None or not any(target)}
-        except BaseException as e:
-            out[name] = {"raised": type(e).__name__, "msg": str(e)}
-        else:
-            out[name] = {"raised": None, "value": repr(value)[:40]}
-    return out
-"""
-
-
-def all_failed(results, err):
-    assert len(results) >= 13
-    for name, r in results.items():
-        assert r["raised"] == "OSError", f"{name}: expected OSError, got {r}"
-        assert r["errno"] == err, f"{name}: errno {r['errno']}, expected {err}"
-        assert r["untouched"], f"{name}: output reached the target buffer"
+""" + CHILD_SOURCE
 
 
 def seccomp_child(code, tmp_path):
@@ -242,15 +200,15 @@ def test_seccomp_eperm_fails_closed(tmp_path):
         deny_getrandom(errno.EPERM)
         import threading
         import arc4py
-        first = attempt_all(arc4py)
-        again = attempt_all(arc4py)
+        first = attempt_all()
+        again = attempt_all()
         box = {}
-        t = threading.Thread(target=lambda: box.update(attempt_all(arc4py)))
+        t = threading.Thread(target=lambda: box.update(attempt_all()))
         t.start(); t.join()
         print(json.dumps({"first": first, "again": again, "thread": box}))
     """, tmp_path)
     for part in ("first", "again", "thread"):
-        all_failed(res[part], errno.EPERM)
+        check_all_failed(res[part], errno.EPERM)
 
 
 def test_seccomp_eperm_after_seeding(tmp_path):
@@ -277,12 +235,12 @@ def test_seccomp_eperm_after_seeding(tmp_path):
         except OSError as e:
             stir = e.errno
         print(json.dumps({"drawn": drawn, "err": err, "stir": stir,
-                          "after": attempt_all(arc4py)}))
+                          "after": attempt_all()}))
     """, tmp_path)
     assert res["err"] == errno.EPERM
     assert res["drawn"] <= (1 << 20), "drew past the reseed interval"
     assert res["stir"] == errno.EPERM
-    all_failed(res["after"], errno.EPERM)
+    check_all_failed(res["after"], errno.EPERM)
 
 
 def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(tmp_path):
@@ -316,7 +274,7 @@ def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(tmp_path):
                 stir = "no error"
             except OSError as e:
                 stir = e.errno
-            failed = attempt_all(arc4py)
+            failed = attempt_all()
         finally:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         back = [arc4py.arc4random_buf(16) for _ in range(10)]
@@ -326,7 +284,7 @@ def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(tmp_path):
     """, tmp_path)
     assert res["distinct"] and res["n"] == 200 + 768 + 50
     assert res["stir"] == errno.EMFILE
-    all_failed(res["failed"], errno.EMFILE)
+    check_all_failed(res["failed"], errno.EMFILE)
     assert res["back"]
 
 
@@ -360,11 +318,11 @@ def test_enosys_and_dev_urandom_gone_or_replaced(tmp_path, how, err):
             skip("mount refused: " + os.strerror(ctypes.get_errno()))
         deny_getrandom(errno.ENOSYS)
         import arc4py
-        print(json.dumps({{"first": attempt_all(arc4py),
-                          "again": attempt_all(arc4py)}}))
+        print(json.dumps({{"first": attempt_all(),
+                          "again": attempt_all()}}))
     """, tmp_path)
-    all_failed(res["first"], getattr(errno, err))
-    all_failed(res["again"], getattr(errno, err))
+    check_all_failed(res["first"], getattr(errno, err))
+    check_all_failed(res["again"], getattr(errno, err))
 
 
 # ---- 6. calls from a thread being torn down, a signal handler, shutdown -------

@@ -32,9 +32,12 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+/* Slow paths stay out of line, so the hot paths need no stack frame. */
+#define COLD_NOINLINE __attribute__((cold, noinline))
 #else
 #define LIKELY(x) (x)
 #define TLS_INITIAL_EXEC
+#define COLD_NOINLINE
 #endif
 
 /* Bytes of each refill that become the next key (32) and nonce (8). */
@@ -416,7 +419,7 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     return err;
 }
 
-static int rng_buf_slow(void *dest, size_t n)
+static COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 {
     uint8_t *out = dest;
     int err = 0;
@@ -436,9 +439,10 @@ static int rng_buf_slow(void *dest, size_t n)
 /*
  * The hot path, shared by every entry point: n buffered bytes, wiped as
  * they leave.  Inlined with a constant n it is a load, a store of zeros and
- * a subtraction; anything else (no state yet, too few bytes) goes slow.
+ * a subtraction.  Returns 0 when the buffer cannot serve the request (no
+ * state yet, too few bytes left) and the caller must go slow.
  */
-static inline int take_fast(void *out, size_t n)
+static inline int take_buffered(void *out, size_t n)
 {
     struct rng_state *s = tls_state;
 
@@ -447,9 +451,14 @@ static inline int take_fast(void *out, size_t n)
         memcpy(out, src, n);
         memset(src, 0, n);
         s->left -= n;
-        return 0;
+        return 1;
     }
-    return rng_buf_slow(out, n);
+    return 0;
+}
+
+static inline int take_fast(void *out, size_t n)
+{
+    return LIKELY(take_buffered(out, n)) ? 0 : rng_buf_slow(out, n);
 }
 
 int arc4py_rng_buf(void *buf, size_t n) { return take_fast(buf, n); }
@@ -470,38 +479,15 @@ static void entropy_failure_abort(int err)
 /*
  * numpy calls these once per value through a function pointer, so each is
  * kept to the bare hot path: no stack frame, nothing passed through memory.
- * Every other case (no state yet, a refill, an error) goes to one cold
+ * Every other case (no state yet, a refill, an error) goes to a cold
  * function.
  */
-#if defined(__GNUC__) || defined(__clang__)
-#define COLD_NOINLINE __attribute__((cold, noinline))
-#else
-#define COLD_NOINLINE
-#endif
-
 /* The first n bytes of a draw, read as a uint32 (n = 4) or a uint64 (n = 8)
  * whatever the byte order. */
 union bitgen_draw {
     uint64_t u64;
     uint32_t u32;
 };
-
-/* n (4 or 8) buffered bytes, wiped as they leave; 0 if the buffer is short
- * or the thread has no state yet, and the caller must go slow. */
-static inline int bitgen_fast(size_t n, union bitgen_draw *r)
-{
-    struct rng_state *s = tls_state;
-
-    if (LIKELY(s != NULL && n <= s->left)) {
-        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-
-        memcpy(r, src, n);
-        memset(src, 0, n);
-        s->left -= n;
-        return 1;
-    }
-    return 0;
-}
 
 static COLD_NOINLINE void bitgen_slow(size_t n, union bitgen_draw *r)
 {
@@ -544,7 +530,7 @@ uint64_t arc4py_bitgen_u64(void *unused)
     union bitgen_draw r;
 
     (void)unused;
-    return LIKELY(bitgen_fast(8, &r)) ? r.u64 : bitgen_u64_slow();
+    return LIKELY(take_buffered(&r, 8)) ? r.u64 : bitgen_u64_slow();
 }
 
 uint32_t arc4py_bitgen_u32(void *unused)
@@ -552,7 +538,7 @@ uint32_t arc4py_bitgen_u32(void *unused)
     union bitgen_draw r;
 
     (void)unused;
-    return LIKELY(bitgen_fast(4, &r)) ? r.u32 : bitgen_u32_slow();
+    return LIKELY(take_buffered(&r, 4)) ? r.u32 : bitgen_u32_slow();
 }
 
 double arc4py_bitgen_double(void *unused)
@@ -560,7 +546,7 @@ double arc4py_bitgen_double(void *unused)
     union bitgen_draw r;
 
     (void)unused;
-    return LIKELY(bitgen_fast(8, &r)) ? bits_to_double(r.u64) : bitgen_double_slow();
+    return LIKELY(take_buffered(&r, 8)) ? bits_to_double(r.u64) : bitgen_double_slow();
 }
 
 /* Lemire's multiply-shift with rejection of the biased low products. */
