@@ -478,46 +478,34 @@ static void entropy_failure_abort(int err)
 
 /*
  * numpy calls these once per value through a function pointer, so each is
- * kept to the bare hot path: no stack frame, nothing passed through memory.
- * Every other case (no state yet, a refill, an error) goes to a cold
- * function.
+ * the bare hot path: no stack frame, nothing passed through memory.  Every
+ * other case (no state yet, a refill, an error) is a cold function of its
+ * own, reached by a tail call.
  */
-/* The first n bytes of a draw, read as a uint32 (n = 4) or a uint64 (n = 8)
- * whatever the byte order. */
-union bitgen_draw {
-    uint64_t u64;
-    uint32_t u32;
-};
-
-static COLD_NOINLINE void bitgen_slow(size_t n, union bitgen_draw *r)
+static COLD_NOINLINE uint64_t bitgen_u64_slow(void)
 {
-    int err = rng_buf_slow(r, n);
+    uint64_t r;
+    int err = rng_buf_slow(&r, 8);
 
     if (err)
         entropy_failure_abort(err);
+    return r;
+}
+
+static COLD_NOINLINE uint32_t bitgen_u32_slow(void)
+{
+    uint32_t r;
+    int err = rng_buf_slow(&r, 4);
+
+    if (err)
+        entropy_failure_abort(err);
+    return r;
 }
 
 /* 53 random bits in [0, 1), as numpy's own generators make them. */
 static inline double bits_to_double(uint64_t x)
 {
     return (double)(x >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* The slow paths are whole functions, so the fast ones end in a tail call. */
-static COLD_NOINLINE uint64_t bitgen_u64_slow(void)
-{
-    union bitgen_draw r;
-
-    bitgen_slow(8, &r);
-    return r.u64;
-}
-
-static COLD_NOINLINE uint32_t bitgen_u32_slow(void)
-{
-    union bitgen_draw r;
-
-    bitgen_slow(4, &r);
-    return r.u32;
 }
 
 static COLD_NOINLINE double bitgen_double_slow(void)
@@ -527,26 +515,26 @@ static COLD_NOINLINE double bitgen_double_slow(void)
 
 uint64_t arc4py_bitgen_u64(void *unused)
 {
-    union bitgen_draw r;
+    uint64_t r;
 
     (void)unused;
-    return LIKELY(take_buffered(&r, 8)) ? r.u64 : bitgen_u64_slow();
+    return LIKELY(take_buffered(&r, 8)) ? r : bitgen_u64_slow();
 }
 
 uint32_t arc4py_bitgen_u32(void *unused)
 {
-    union bitgen_draw r;
+    uint32_t r;
 
     (void)unused;
-    return LIKELY(take_buffered(&r, 4)) ? r.u32 : bitgen_u32_slow();
+    return LIKELY(take_buffered(&r, 4)) ? r : bitgen_u32_slow();
 }
 
 double arc4py_bitgen_double(void *unused)
 {
-    union bitgen_draw r;
+    uint64_t r;
 
     (void)unused;
-    return LIKELY(take_buffered(&r, 8)) ? bits_to_double(r.u64) : bitgen_double_slow();
+    return LIKELY(take_buffered(&r, 8)) ? bits_to_double(r) : bitgen_double_slow();
 }
 
 /* Lemire's multiply-shift with rejection of the biased low products. */
