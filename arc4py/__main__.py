@@ -2,7 +2,7 @@
 
     arc4py bench [options]   the bench-arc4random MB/s report
     arc4py info [--json]     version, cores, CPU features, fork protection
-    arc4py bytes N|- [--hex] random bytes to stdout
+    arc4py bytes N|- [--hex] [--request-size K]   random bytes to stdout
 
 ``main(argv=None)`` returns the exit status: 0 on success, 2 for bad usage.
 The ``bytes`` path is kept lean (no numpy, no bench code) so that streaming
@@ -17,6 +17,8 @@ from arc4py import __version__
 CHUNK = 1 << 18
 #: From this many bytes on (and for '-'), several threads generate.
 PARALLEL_BYTES = 4 << 20
+#: Largest --request-size: from 2 KiB on, requests bypass the buffer.
+MAX_REQUEST_SIZE = 2047
 
 DESCRIPTION = """\
 arc4py: an arc4random-style ChaCha20 CSPRNG (per-thread state, fast key
@@ -48,7 +50,13 @@ Write N random bytes from arc4py's generator to stdout, as raw binary
 N is an integer >= 0, optionally with a suffix K, M or G (KiB, MiB, GiB:
 '4K' is 4096), or '-' for an endless stream, for piping into test batteries
 such as dieharder or PractRand.  A reader that closes the pipe early
-(| head -c 100) ends the command quietly with status 0."""
+(| head -c 100) ends the command quietly with status 0.
+
+By default the bytes come from large fills, each generated straight into
+the output with a one-time key.  --request-size K makes them from
+arc4random_buf(K) calls instead (K from 1 to 2047: the buffered path that
+small requests take, rekeying every 3 KiB), so that a test battery can
+judge that path too."""
 
 _SUFFIXES = {"": 0, "K": 10, "KIB": 10, "M": 20, "MIB": 20, "G": 30, "GIB": 30}
 
@@ -102,6 +110,10 @@ def build_parser(command=None):
     y.add_argument("--hex", action="store_true",
                    help="write lowercase hex digits (2 per byte) instead of "
                         "binary, with a newline at the end of a finite N")
+    y.add_argument("--request-size", metavar="K", type=int, default=None,
+                   help="draw the bytes as arc4random_buf(K) calls, K from 1 "
+                        f"to {MAX_REQUEST_SIZE} (the small-request path); "
+                        "default: large fills")
     return p
 
 
@@ -155,10 +167,28 @@ def _generators():
     return max(1, min(n, 4))
 
 
-def _write_stream(out, count, as_hex):
+def _small_request_fill(k):
+    """A fill() that makes its bytes from arc4random_buf(k) calls."""
+    from arc4py import arc4random_buf
+
+    def fill(view):
+        n = len(view)
+        full, rest = divmod(n, k)
+        view[:full * k] = b"".join([arc4random_buf(k) for _ in range(full)])
+        if rest:
+            view[full * k:] = arc4random_buf(k)[:rest]
+
+    return fill
+
+
+def _write_stream(out, count, as_hex, request_size=None):
     """Write ``count`` random bytes (None: endless) to the binary stream
-    ``out``, as raw bytes or hex."""
-    from arc4py import fill
+    ``out``, as raw bytes or hex; from arc4random_buf(request_size) calls
+    if that is given, else from large fills."""
+    if request_size is None:
+        from arc4py import fill
+    else:
+        fill = _small_request_fill(request_size)
 
     if as_hex:
         from binascii import hexlify
@@ -168,6 +198,8 @@ def _write_stream(out, count, as_hex):
         emit = out.write
     size = CHUNK if count is None else max(min(count, CHUNK), 1)
     workers = _generators() if count is None or count >= PARALLEL_BYTES else 1
+    if request_size is not None:
+        workers = 1  # the calls hold the GIL: threads would not help
     if workers == 1:
         buf = bytearray(size)
         view = memoryview(buf)
@@ -249,13 +281,18 @@ def cmd_bytes(args):
     except ValueError as exc:
         sys.stderr.write(f"arc4py bytes: error: {exc}\n")
         return 2
+    k = getattr(args, "request_size", None)
+    if k is not None and not 1 <= k <= MAX_REQUEST_SIZE:
+        sys.stderr.write(f"arc4py bytes: error: --request-size must be from 1 "
+                         f"to {MAX_REQUEST_SIZE}, not {k}\n")
+        return 2
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
         sys.stderr.write("arc4py bytes: error: stdout is not a binary "
                          "stream\n")
         return 2
     try:
-        _write_stream(out, count, args.hex)
+        _write_stream(out, count, args.hex, k)
         out.flush()
     except BrokenPipeError:
         _silence_stdout()

@@ -145,7 +145,37 @@ def test_bytes_differ_between_runs():
     assert cli("bytes", "32").stdout != cli("bytes", "32").stdout
 
 
-@pytest.mark.parametrize("extra", [[], ["--hex"]])
+@pytest.mark.parametrize("n, k", [(0, 16), (1, 16), (1000, 16), (1000, 7),
+                                  (70000, 2047), (300000, 1)])
+def test_bytes_from_small_requests_exact_length(n, k):
+    r = cli("bytes", str(n), "--request-size", str(k))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == b""
+    assert len(r.stdout) == n
+    if n >= 70000:
+        # random-looking: no 16-byte piece repeats, about n/256 zero bytes
+        pieces = [r.stdout[i:i + 16] for i in range(0, n - 15, 16)]
+        assert len(set(pieces)) == len(pieces)
+        assert r.stdout.count(0) < n // 128
+
+
+def test_bytes_from_small_requests_hex():
+    r = cli("bytes", "33", "--hex", "--request-size", "4")
+    assert r.returncode == 0, r.stderr
+    digits = r.stdout.decode("ascii")
+    assert digits.endswith("\n") and len(digits) == 67
+    assert set(digits[:-1]) <= set(string.hexdigits.lower())
+
+
+@pytest.mark.parametrize("bad", ["0", "2048", "-1", "x", "1.5"])
+def test_bytes_bad_request_size(bad):
+    r = cli("bytes", "10", "--request-size", bad)
+    assert r.returncode == 2
+    assert r.stdout == b""
+    assert "--request-size" in one_line(r.stderr)
+
+
+@pytest.mark.parametrize("extra", [[], ["--hex"], ["--request-size", "16"]])
 def test_endless_stream_into_a_closed_pipe(extra):
     proc = subprocess.Popen([sys.executable, "-m", "arc4py", "bytes", "-",
                              *extra],

@@ -2,8 +2,9 @@
 tests/stats, tests/fuzz and tests/stress, plus entropy failures from the
 kernel's side and calls from odd moments of a thread's or process's life.
 
-* dieharder: the --quick subset for the default core (skipped without
-  dieharder: apt-get install dieharder)
+* dieharder: the --quick subset for the default core, from large fills and
+  from arc4random_buf(16) calls (skipped without dieharder: apt-get install
+  dieharder)
 * fuzz: 20,000 random inputs to tests/fuzz/fuzz_api.py's harness
 * stress: tests/stress/stress.py --quick (32 threads x 3 s, 50 forks with
   raw fork syscalls, 1,000 thread create/exit cycles)
@@ -70,18 +71,25 @@ def last_json(proc):
 
 @pytest.mark.skipif(shutil.which("dieharder") is None,
                     reason="dieharder is not installed (apt-get install dieharder)")
-def test_dieharder_quick_default_core(tmp_path):
+@pytest.mark.parametrize("request_size", [None, 16],
+                         ids=["large-fills", "arc4random_buf-16"])
+def test_dieharder_quick_default_core(tmp_path, request_size):
+    # The stream of large fills (one-time keys), and the buffered path that
+    # small requests take.
     script = HERE / "stats" / "run_dieharder.sh"
     core = arc4py.backend()
+    extra = [] if request_size is None else ["--request-size", str(request_size)]
+    tag = "" if request_size is None else f"-request{request_size}"
     proc = subprocess.run(
-        ["bash", str(script), "--quick", "--out", str(tmp_path / "logs"), core],
+        ["bash", str(script), "--quick", *extra, "--out", str(tmp_path / "logs"),
+         core],
         env=child_env(PYTHON=sys.executable, NICE="0"), cwd=str(tmp_path),
         capture_output=True, text=True, timeout=600)
     out = proc.stdout + proc.stderr
     failed = re.findall(r"^.*\|\s*FAILED\s*$", out, re.M)
     assert not failed, out        # a FAILED result line, in the battery or a re-run
     assert proc.returncode == 0, out
-    assert f"{core}: 6 results" in out, out
+    assert f"{core}{tag}: 6 results" in out, out
 
 
 # ---- 2. fuzzing (short) ---------------------------------------------------------

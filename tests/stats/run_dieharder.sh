@@ -2,12 +2,17 @@
 # Statistical batteries: pipe arc4py's byte stream into dieharder, once per
 # ChaCha20 core.
 #
-#   tests/stats/run_dieharder.sh [--quick] [--out DIR] [CORE ...]
+#   tests/stats/run_dieharder.sh [--quick] [--request-size K] [--out DIR] [CORE ...]
 #
 # CORE: names from arc4py.backends(); default: every core this CPU can run.
 # Each core is forced as the generator's with ARC4PY_BACKEND=CORE, and the
 # stream comes from `python -m arc4py bytes -` (raw bytes, endless), read by
 # dieharder as its raw stdin generator (-g 200).
+#
+#   --request-size K   the stream is made of arc4random_buf(K) calls
+#              (1 <= K <= 2047: the buffered small-request path) rather
+#              than large fills (one-time keys); logs are then named
+#              dieharder-CORE-requestK.txt
 #
 #   (default)  the whole battery: dieharder -a (long: tens of minutes a core)
 #   --quick    a short subset, well under a minute a core:
@@ -31,14 +36,17 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 quick=0
+request=""
 out=""
 cores=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
+        --request-size) shift; request="${1:?--request-size needs a number}" ;;
+        --request-size=*) request="${1#--request-size=}" ;;
         --out) shift; out="${1:?--out needs a directory}" ;;
         --out=*) out="${1#--out=}" ;;
-        -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "run_dieharder: unknown option $1" >&2; exit 2 ;;
         *) cores+=("$1") ;;
     esac
@@ -82,11 +90,21 @@ fi
 [ -n "$out" ] || out="$(mktemp -d "${TMPDIR:-/tmp}/arc4py-dieharder.XXXXXX")"
 mkdir -p "$out"
 
+bytes_args=(bytes -)
+tag=""
+if [ -n "$request" ]; then
+    case "$request" in
+        ''|*[!0-9]*) echo "run_dieharder: --request-size needs a number" >&2; exit 2 ;;
+    esac
+    bytes_args+=(--request-size "$request")
+    tag="-request$request"
+fi
+
 # dieharder reading CORE's stream; extra arguments go to dieharder.
 run_dh() {
     local core="$1"; shift
     (cd "$neutral" && ARC4PY_BACKEND="$core" nice -n "$NICE" \
-        "$PYTHON" -m arc4py bytes - 2>/dev/null) \
+        "$PYTHON" -m arc4py "${bytes_args[@]}" 2>/dev/null) \
         | nice -n "$NICE" dieharder -g 200 "$@"
 }
 
@@ -96,8 +114,8 @@ results() { grep -E '^ *[a-z_0-9]+\| *[0-9]+\|.*\| *(PASSED|WEAK|FAILED)' "$1"; 
 status=0
 declare -a summary
 for core in "${cores[@]}"; do
-    log="$out/dieharder-$core.txt"
-    echo "== core $core: $([ $quick = 1 ] && echo quick subset || echo 'dieharder -a') -> $log"
+    log="$out/dieharder-$core$tag.txt"
+    echo "== core $core${request:+ (arc4random_buf($request) calls)}: $([ $quick = 1 ] && echo quick subset || echo 'dieharder -a') -> $log"
     start=$(date +%s)
     : >"$log"
     if [ $quick = 1 ]; then
@@ -117,7 +135,7 @@ for core in "${cores[@]}"; do
         echo "   no results from dieharder: see $log"
         tail -5 "$log" | sed 's/^/   | /'
         status=1
-        summary+=("$core: NO RESULTS")
+        summary+=("$core$tag: NO RESULTS")
         continue
     fi
     echo "   $n_lines results in ${secs}s: $n_pass PASSED, $n_weak WEAK, $n_fail FAILED"
@@ -130,7 +148,7 @@ for core in "${cores[@]}"; do
         psamp="$(echo "$psamp" | tr -d ' ')"
         final=""
         for p in "$psamp" "$((psamp * 2))"; do
-            rlog="$out/rerun-$core-$name-n$ntup-p$p.txt"
+            rlog="$out/rerun-$core$tag-$name-n$ntup-p$p.txt"
             run_dh "$core" -d "$name" -n "$ntup" -p "$p" >"$rlog" 2>&1
             # The re-run's line(s) for this ntup (sts_serial prints two).
             line="$(results "$rlog" | awk -F'|' -v n="$ntup" '$2+0 == n+0')"
@@ -144,7 +162,7 @@ for core in "${cores[@]}"; do
         weak_note+=" $name(n=$ntup)->re-run $final;"
         [ "$final" = PASSED ] || status=1
     done < <(results "$log" | grep WEAK)
-    summary+=("$core: $n_lines results, $n_pass PASSED, $n_weak WEAK, $n_fail FAILED (${secs}s)${weak_note}")
+    summary+=("$core$tag: $n_lines results, $n_pass PASSED, $n_weak WEAK, $n_fail FAILED (${secs}s)${weak_note}")
 done
 
 echo "== summary ($([ $quick = 1 ] && echo quick || echo full); logs in $out)"
