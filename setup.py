@@ -3,7 +3,10 @@
 Environment switches (all off by default):
   ARC4PY_TEST_HOOKS=1   compile the generator's test hooks (tests only)
   ARC4PY_SANITIZE=1     compile the C with -fsanitize=address,undefined
-  ARC4PY_NO_<ISA>=1     leave a core out (ISA: SSE2, SSSE3, AVX2, AVX512)
+  ARC4PY_NO_<ISA>=1     leave a core out of the build: its source is not
+                        compiled and its name is unknown (ISA: SSE2, SSSE3,
+                        AVX2, AVX512, NEON; AVX2 also drops AVX512, whose
+                        tails run on the AVX2 core)
 
 No -m flag is ever passed: each SIMD core declares its own target inside
 its file, so one build runs on every CPU of its architecture.
@@ -15,26 +18,35 @@ import sys
 from setuptools import Extension, setup
 
 CSRC = "arc4py/csrc"
-CORE_SOURCES = [
-    f"{CSRC}/chacha20_{isa}.c"
-    for isa in ("generic", "sse2", "ssse3", "avx2", "avx512")
-] + [f"{CSRC}/chacha20_dispatch.c", f"{CSRC}/generator.c"]
 
 
 def flag(name):
     return os.environ.get(name, "") not in ("", "0")
 
 
+# The SIMD cores (chacha20_<isa>.c) and the ones each needs built with it.
+# Every file compiles on every architecture (to nothing where its ISA is
+# foreign), so a core's name is known wherever its source is built.
+SIMD_CORES = {"avx512": ("avx2",), "avx2": (), "ssse3": (), "sse2": (),
+              "neon": ()}
+LEFT_OUT = {isa for isa in SIMD_CORES if flag(f"ARC4PY_NO_{isa.upper()}")}
+LEFT_OUT |= {isa for isa, needs in SIMD_CORES.items()
+             if any(n in LEFT_OUT for n in needs)}
+CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES
+                    if isa not in LEFT_OUT] + [
+    f"{CSRC}/chacha20_generic.c", f"{CSRC}/chacha20_dispatch.c"]
+CORE_SOURCES = CHACHA20_SOURCES + [f"{CSRC}/generator.c"]
+
+
 macros = []
 compile_args = []
 link_args = []
 if sys.platform != "win32":
-    compile_args += ["-O3", "-fvisibility=hidden", "-Wall", "-Wno-unused-function"]
+    compile_args += ["-O3", "-fvisibility=hidden", "-Wall", "-Wextra",
+                     "-Wno-unused-function"]  # Cython's unused static helpers
 if flag("ARC4PY_TEST_HOOKS"):
     macros.append(("ARC4PY_TEST_HOOKS", "1"))
-for isa in ("SSE2", "SSSE3", "AVX2", "AVX512"):
-    if flag(f"ARC4PY_NO_{isa}"):
-        macros.append((f"ARC4PY_NO_{isa}", "1"))
+macros += [(f"ARC4PY_NO_{isa.upper()}", "1") for isa in sorted(LEFT_OUT)]
 if flag("ARC4PY_SANITIZE"):
     sanitize = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
                 "-fno-sanitize-recover=undefined"]

@@ -8,11 +8,13 @@ cdef extern from "arc4py/chacha20.h" nogil:
     ctypedef struct arc4py_chacha20_core:
         const char *name
         arc4py_chacha20_blocks_fn blocks
+        unsigned required
     int arc4py_chacha20_init(uint32_t *state, const uint8_t *key,
                              const uint8_t *nonce, size_t nonce_len,
                              uint64_t counter)
     const arc4py_chacha20_core *arc4py_chacha20_cores(size_t *count)
     const arc4py_chacha20_core *arc4py_chacha20_find(const char *name)
+    const char *arc4py_chacha20_known_name(size_t i)
     int arc4py_chacha20_is_known(const char *name)
     const char *arc4py_cpu_features()
 

@@ -23,6 +23,7 @@ from arc4py._cdefs cimport (
     arc4py_chacha20_init,
     arc4py_chacha20_cores,
     arc4py_chacha20_find,
+    arc4py_chacha20_known_name,
     arc4py_chacha20_is_known,
     arc4py_cpu_features,
     ARC4PY_RNG_BUFFER_BYTES,
@@ -51,8 +52,18 @@ from arc4py._cdefs cimport (
 # Below this many bytes, dropping and retaking the GIL costs more than it saves.
 cdef Py_ssize_t NOGIL_BYTES = 1 << 14
 
-#: Every core arc4py knows, fastest first (not all run on every CPU).
-ALL_BACKENDS = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
+cdef tuple _known_names():
+    cdef size_t i = 0
+    names = []
+    while arc4py_chacha20_known_name(i) != NULL:
+        names.append(arc4py_chacha20_known_name(i).decode("ascii"))
+        i += 1
+    return tuple(names)
+
+#: Every core in this build, fastest first, from the C table of cores (not
+#: all run on every CPU: a core for another architecture is known, never
+#: runnable; one left out with ARC4PY_NO_<ISA> is unknown).
+ALL_BACKENDS = _known_names()
 #: Bytes after which a thread reseeds from the OS at the latest.
 RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
 #: Bytes of keystream per refill of a thread's buffer.
@@ -125,16 +136,15 @@ cdef bytes _key_bytes(object value, str what, tuple sizes):
     return raw
 
 
-cdef int _keystream(object key, object nonce, uint8_t *out, Py_ssize_t length,
-                    object counter, object backend) except -1:
+cdef const arc4py_chacha20_core *_prepare(object key, object nonce,
+                                          object length, object counter,
+                                          object backend,
+                                          uint32_t *state) except NULL:
+    """Check every argument and key state; nothing is allocated yet, so a
+    stream the counter cannot cover is a ValueError, never a MemoryError."""
     cdef bytes k = _key_bytes(key, "key", (32,))
     cdef bytes n = _key_bytes(nonce, "nonce", (8, 12))
     cdef const arc4py_chacha20_core *core
-    cdef uint32_t state[16]
-    cdef uint8_t tail[64]
-    cdef size_t nblocks = <size_t>length // 64
-    cdef size_t rest = <size_t>length % 64
-    cdef uint64_t start
 
     counter = _index(counter)
     if counter < 0:
@@ -153,10 +163,19 @@ cdef int _keystream(object key, object nonce, uint8_t *out, Py_ssize_t length,
         core = _find_core(backend_name())
     else:
         core = _find_core(backend)
-    start = counter
     arc4py_chacha20_init(state, <const uint8_t *>PyBytes_AS_STRING(k),
-                         <const uint8_t *>PyBytes_AS_STRING(n), len(n), start)
-    if length >= NOGIL_BYTES:
+                         <const uint8_t *>PyBytes_AS_STRING(n), len(n),
+                         <uint64_t>counter)
+    return core
+
+
+cdef void _run(const arc4py_chacha20_core *core, uint32_t *state,
+               uint8_t *out, size_t length) noexcept:
+    """length bytes of keystream to out; the state is wiped after."""
+    cdef uint8_t tail[64]
+    cdef size_t nblocks = length // 64
+    cdef size_t rest = length % 64
+    if length >= <size_t>NOGIL_BYTES:
         with nogil:
             core.blocks(state, out, nblocks)
     else:
@@ -164,7 +183,8 @@ cdef int _keystream(object key, object nonce, uint8_t *out, Py_ssize_t length,
     if rest:
         core.blocks(state, tail, 1)
         memcpy(out + nblocks * 64, tail, rest)
-    return 0
+        memset(tail, 0, sizeof(tail))
+    memset(state, 0, 16 * sizeof(uint32_t))
 
 
 cdef backend_name():
@@ -183,12 +203,18 @@ def chacha20_keystream(key, nonce, length, *, counter=0, backend=None):
 
     Returns ``length`` bytes.
     """
+    cdef uint32_t state[16]
+    cdef const arc4py_chacha20_core *core
     length = _index(length)
     if length < 0:
         raise ValueError(f"length must be >= 0, not {length}")
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, length)
-    _keystream(key, nonce, <uint8_t *>PyBytes_AS_STRING(out), length,
-               counter, backend)
+    core = _prepare(key, nonce, length, counter, backend, state)
+    try:
+        out = PyBytes_FromStringAndSize(NULL, length)
+    except BaseException:
+        memset(state, 0, sizeof(state))
+        raise
+    _run(core, state, <uint8_t *>PyBytes_AS_STRING(out), <size_t>length)
     return out
 
 
@@ -239,9 +265,12 @@ def chacha20_keystream_into(key, nonce, buffer, *, counter=0, backend=None):
     """Like ``chacha20_keystream`` but writes ``len(buffer)`` bytes into a
     writable C-contiguous buffer in place; returns the number written."""
     cdef Py_buffer view
+    cdef uint32_t state[16]
+    cdef const arc4py_chacha20_core *core
     _get_writable(buffer, &view)
     try:
-        _keystream(key, nonce, <uint8_t *>view.buf, view.len, counter, backend)
+        core = _prepare(key, nonce, view.len, counter, backend, state)
+        _run(core, state, <uint8_t *>view.buf, <size_t>view.len)
         return view.len
     finally:
         PyBuffer_Release(&view)

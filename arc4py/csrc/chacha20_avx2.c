@@ -8,23 +8,28 @@
  * need no shuffles at all.  An 8x8 transpose then puts every block's words
  * back in order for the stores.
  *
- * On x86-64 one group of eight blocks (rounds, feed-forward, transpose,
- * stores) is a single inline-asm statement; see "The x86-64 group" below
- * for why and how.  Other x86 targets (i386, eight ymm registers) use the
- * plain intrinsics version of the same computation.
+ * One group of eight blocks (rounds, feed-forward, transpose, stores) is
+ * a single inline-asm statement; see "The x86-64 group" below for why and
+ * how.  x86-64 only.
  *
- * Tails: 3..7 blocks run the 8-block rounds and store only the blocks
- * asked for; 1 or 2 blocks run side by side in the two 128-bit halves of
- * four row registers (the 4x4 state matrix, one row per register).
+ * Tails (names as in every core: vertical<W> is a full W-block pass,
+ * vertical<W>_n the same pass storing only the first n blocks, rows<W>_n
+ * up to W blocks in the row layout): 3..7 blocks run vertical8_n; 1 or 2
+ * run rows2_n, side by side in the two 128-bit halves of four row
+ * registers (the 4x4 state matrix, one row per register).  The AVX-512
+ * core hands its tails of up to 8 blocks to this core.
+ *
+ * On return the vector registers are zeroed (vzeroall): no key word or
+ * keystream stays in them.
  *
  * Functions carry target("avx2") so the file needs no -m flag; the dispatch
  * calls this core only when CPUID and XGETBV say AVX2 is usable.
  */
-#if defined(__x86_64__) || defined(__i386__)
+#include "chacha20_common.h"
+
+#ifdef ARC4PY_X86_64
 
 #include <immintrin.h>
-
-#include "chacha20_common.h"
 
 #define AVX2_FN __attribute__((target("avx2")))
 
@@ -145,7 +150,6 @@ AVX2_FN static inline __m256i group_word(const uint32_t s[16],
     return w == 12 ? ctr[0] : w == 13 ? ctr[1] : _mm256_set1_epi32((int)s[w]);
 }
 
-#if defined(__x86_64__)
 /*
  * The x86-64 group.
  *
@@ -309,7 +313,7 @@ AVX2_FN static inline __m256i group_word(const uint32_t s[16],
         "xmm14", "xmm15"
 
 /* The 8 blocks of group (s, ctr) to out[0..511], any alignment. */
-AVX2_FN static void group8(const uint32_t s[16], const __m256i ctr[2],
+AVX2_FN static void vertical8(const uint32_t s[16], const __m256i ctr[2],
                            uint8_t *out)
 {
     __m256i xs[16] __attribute__((aligned(32)));
@@ -353,41 +357,12 @@ AVX2_FN static void rounds8(const uint32_t s[16], const __m256i ctr[2],
         : ASM_CLOBBERS);
 }
 
-#else /* i386: the same with intrinsics */
-
-/* xs = the state of group (s, ctr) after the 20 rounds (no feed-forward). */
-AVX2_FN static void rounds8(const uint32_t s[16], const __m256i ctr[2],
-                            __m256i xs[16])
-{
-    const __m256i r16 = _mm256_load_si256((const __m256i *)rot_tables);
-    const __m256i r8 = _mm256_load_si256((const __m256i *)rot_tables + 1);
-    __m256i x[16];
-    int i;
-
-    for (i = 0; i < 16; i++)
-        x[i] = group_word(s, ctr, i);
-    for (i = 0; i < 10; i++) {
-        /* column round */
-        QR(x[0], x[4], x[8], x[12], r16, r8);
-        QR(x[1], x[5], x[9], x[13], r16, r8);
-        QR(x[2], x[6], x[10], x[14], r16, r8);
-        QR(x[3], x[7], x[11], x[15], r16, r8);
-        /* diagonal round */
-        QR(x[0], x[5], x[10], x[15], r16, r8);
-        QR(x[1], x[6], x[11], x[12], r16, r8);
-        QR(x[2], x[7], x[8], x[13], r16, r8);
-        QR(x[3], x[4], x[9], x[14], r16, r8);
-    }
-    for (i = 0; i < 16; i++)
-        xs[i] = x[i];
-}
-#endif /* x86-64 */
 
 /*
  * The first n (1..8) blocks of group (s, ctr) to out: the rounds, then the
  * feed-forward and the transposes in C, storing only what is asked.
  */
-AVX2_FN static void group_n(const uint32_t s[16], const __m256i ctr[2],
+AVX2_FN static void vertical8_n(const uint32_t s[16], const __m256i ctr[2],
                             uint8_t *out, size_t n)
 {
     __m256i xs[16] __attribute__((aligned(32)));
@@ -400,13 +375,6 @@ AVX2_FN static void group_n(const uint32_t s[16], const __m256i ctr[2],
 #undef W
 }
 
-#if !defined(__x86_64__)
-AVX2_FN static void group8(const uint32_t s[16], const __m256i ctr[2],
-                           uint8_t *out)
-{
-    group_n(s, ctr, out, 8);
-}
-#endif
 
 /*
  * One or two blocks (n), row layout: register a holds words 0-3, b 4-7,
@@ -414,7 +382,7 @@ AVX2_FN static void group8(const uint32_t s[16], const __m256i ctr[2],
  * Column rounds are lane-wise; for the diagonal rounds b, c, d are rotated
  * by 1, 2, 3 words so that the diagonals line up in columns, then back.
  */
-AVX2_FN static void chacha20_2blocks(const uint32_t s[16], uint8_t *out,
+AVX2_FN static void rows2_n(const uint32_t s[16], uint8_t *out,
                                      size_t n)
 {
     const __m256i rot16 = _mm256_load_si256((const __m256i *)rot_tables);
@@ -469,11 +437,11 @@ AVX2_FN void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
     if (nblocks >= 3) {
         group_setup(state, ctr);
         for (done = 0; nblocks - done >= 8; done += 8) {
-            group8(state, ctr, out + done * ARC4PY_CHACHA20_BLOCK_BYTES);
+            vertical8(state, ctr, out + done * ARC4PY_CHACHA20_BLOCK_BYTES);
             group_next(ctr);
         }
         if (nblocks - done >= 3) {
-            group_n(state, ctr, out + done * ARC4PY_CHACHA20_BLOCK_BYTES,
+            vertical8_n(state, ctr, out + done * ARC4PY_CHACHA20_BLOCK_BYTES,
                     nblocks - done);
             done = nblocks;
         }
@@ -482,9 +450,10 @@ AVX2_FN void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
         nblocks -= done;
     }
     if (nblocks > 0) {
-        chacha20_2blocks(state, out, nblocks);
+        rows2_n(state, out, nblocks);
         arc4py_counter_add(state, nblocks);
     }
+    ARC4PY_CLEAR_YMM();
 }
 
-#endif /* x86 */
+#endif /* x86-64 */

@@ -9,24 +9,25 @@
  * (unpacks inside 128-bit lanes, then 128-bit lane shuffles) puts each
  * block's 64 bytes in one register for the store.
  *
- * Tails: 9..15 blocks run the 16-block code, 3..8 the same code on ymm
- * registers (AVX-512VL), storing only the blocks asked for; 1 or 2 blocks
- * run side by side in the 128-bit halves of four row registers.
+ * Tails (names as in every core: vertical<W>_n is a W-block pass storing
+ * only the first n blocks): 9..15 blocks run vertical16_n; up to 8 go to
+ * the AVX2 core, which has an 8-block pass and a 1-2 block row path of its
+ * own.  Every AVX-512F+VL CPU has AVX2; the dispatch checks it anyway.
  *
  * Needs AVX-512F and AVX-512VL (the dispatch checks both and that the OS
- * saves the zmm state).  The compiler may give ymm operations their VEX
- * (AVX2) encodings, which every AVX-512F CPU also runs.  Functions carry
- * their own target, so the file needs no -m flag.
+ * saves the zmm state).  Functions carry their own target, so the file
+ * needs no -m flag.  On return zmm0-31 are zeroed (vzeroall does not reach
+ * zmm16-31).
  *
  * With ARC4PY_EMULATE_AVX512 defined, the same intrinsics come from SIMDe
- * instead (tests/test_avx512_emulated.py), so this core is checked on any
- * CPU, x86 or not.  SIMDe 0.7.4 lacks some of them (for example the
- * unsigned compares into a mask), so only what it provides is used.
+ * instead (tests/test_avx512_emulated.py), so this core is checked on an
+ * x86-64 CPU without AVX-512 (its tails still run the real AVX2 core).
+ * SIMDe 0.7.4 lacks some intrinsics (for example the unsigned compares
+ * into a mask), so only what it provides is used.
  */
-#if defined(__x86_64__) || defined(__i386__) || \
-    defined(ARC4PY_EMULATE_AVX512)
-
 #include "chacha20_common.h"
+
+#ifdef ARC4PY_X86_64
 
 #ifdef ARC4PY_EMULATE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES
@@ -48,18 +49,6 @@
         d = _mm512_rol_epi32(_mm512_xor_si512(d, a), 8);          \
         c = _mm512_add_epi32(c, d);                               \
         b = _mm512_rol_epi32(_mm512_xor_si512(b, c), 7);          \
-    } while (0)
-
-#define QR256(a, b, c, d)                                         \
-    do {                                                          \
-        a = _mm256_add_epi32(a, b);                               \
-        d = _mm256_rol_epi32(_mm256_xor_si256(d, a), 16);         \
-        c = _mm256_add_epi32(c, d);                               \
-        b = _mm256_rol_epi32(_mm256_xor_si256(b, c), 12);         \
-        a = _mm256_add_epi32(a, b);                               \
-        d = _mm256_rol_epi32(_mm256_xor_si256(d, a), 8);          \
-        c = _mm256_add_epi32(c, d);                               \
-        b = _mm256_rol_epi32(_mm256_xor_si256(b, c), 7);          \
     } while (0)
 
 /* The 20 rounds: ten column rounds, each followed by a diagonal round. */
@@ -95,7 +84,7 @@
  * Sixteen blocks for counters state+0 .. state+15; stores the first n
  * (1..16) of them and does not advance the state.
  */
-AVX512_FN static void chacha20_16blocks(const uint32_t s[16], uint8_t *out,
+AVX512_FN static void vertical16_n(const uint32_t s[16], uint8_t *out,
                                         size_t n)
 {
     __m512i x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14,
@@ -186,152 +175,27 @@ AVX512_FN static void chacha20_16blocks(const uint32_t s[16], uint8_t *out,
 #undef STORE4
 }
 
-/*
- * The same on ymm registers: eight blocks for counters state+0 .. state+7,
- * storing the first n (1..8); the state is not advanced.
- */
-AVX512_FN static void chacha20_8blocks(const uint32_t s[16], uint8_t *out,
-                                       size_t n)
-{
-    __m256i x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14,
-        x15, lo, hi, base, t0, t1, t2, t3;
-    int i;
-
-    /* As above; the compare gives -1 in the lanes that did not wrap. */
-    base = _mm256_set1_epi32((int)s[12]);
-    lo = _mm256_add_epi32(base, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    hi = _mm256_add_epi32(_mm256_set1_epi32((int)(s[13] + 1u)),
-                          _mm256_cmpeq_epi32(_mm256_max_epu32(lo, base), lo));
-
-    x0 = _mm256_set1_epi32((int)s[0]);
-    x1 = _mm256_set1_epi32((int)s[1]);
-    x2 = _mm256_set1_epi32((int)s[2]);
-    x3 = _mm256_set1_epi32((int)s[3]);
-    x4 = _mm256_set1_epi32((int)s[4]);
-    x5 = _mm256_set1_epi32((int)s[5]);
-    x6 = _mm256_set1_epi32((int)s[6]);
-    x7 = _mm256_set1_epi32((int)s[7]);
-    x8 = _mm256_set1_epi32((int)s[8]);
-    x9 = _mm256_set1_epi32((int)s[9]);
-    x10 = _mm256_set1_epi32((int)s[10]);
-    x11 = _mm256_set1_epi32((int)s[11]);
-    x12 = lo;
-    x13 = hi;
-    x14 = _mm256_set1_epi32((int)s[14]);
-    x15 = _mm256_set1_epi32((int)s[15]);
-
-    ROUNDS(QR256)
-
-    x0 = _mm256_add_epi32(x0, _mm256_set1_epi32((int)s[0]));
-    x1 = _mm256_add_epi32(x1, _mm256_set1_epi32((int)s[1]));
-    x2 = _mm256_add_epi32(x2, _mm256_set1_epi32((int)s[2]));
-    x3 = _mm256_add_epi32(x3, _mm256_set1_epi32((int)s[3]));
-    x4 = _mm256_add_epi32(x4, _mm256_set1_epi32((int)s[4]));
-    x5 = _mm256_add_epi32(x5, _mm256_set1_epi32((int)s[5]));
-    x6 = _mm256_add_epi32(x6, _mm256_set1_epi32((int)s[6]));
-    x7 = _mm256_add_epi32(x7, _mm256_set1_epi32((int)s[7]));
-    x8 = _mm256_add_epi32(x8, _mm256_set1_epi32((int)s[8]));
-    x9 = _mm256_add_epi32(x9, _mm256_set1_epi32((int)s[9]));
-    x10 = _mm256_add_epi32(x10, _mm256_set1_epi32((int)s[10]));
-    x11 = _mm256_add_epi32(x11, _mm256_set1_epi32((int)s[11]));
-    x12 = _mm256_add_epi32(x12, lo);
-    x13 = _mm256_add_epi32(x13, hi);
-    x14 = _mm256_add_epi32(x14, _mm256_set1_epi32((int)s[14]));
-    x15 = _mm256_add_epi32(x15, _mm256_set1_epi32((int)s[15]));
-
-    TRANSPOSE4(_mm256, x0, x1, x2, x3);
-    TRANSPOSE4(_mm256, x4, x5, x6, x7);
-    TRANSPOSE4(_mm256, x8, x9, x10, x11);
-    TRANSPOSE4(_mm256, x12, x13, x14, x15);
-
-    /* Lane k of x[4g + r] holds words 4g..4g+3 of block 4k + r: join the
-     * low lanes (k = 0) or the high lanes (k = 1) of two groups. */
-#define STORE2(r, g0, g1, g2, g3)                                         \
-    do {                                                                  \
-        if ((r) < n) {                                                    \
-            _mm256_storeu_si256((__m256i *)(out + (r) * 64),              \
-                                _mm256_shuffle_i32x4(g0, g1, 0));         \
-            _mm256_storeu_si256((__m256i *)(out + (r) * 64 + 32),         \
-                                _mm256_shuffle_i32x4(g2, g3, 0));         \
-        }                                                                 \
-        if ((r) + 4 < n) {                                                \
-            _mm256_storeu_si256((__m256i *)(out + ((r) + 4) * 64),        \
-                                _mm256_shuffle_i32x4(g0, g1, 3));         \
-            _mm256_storeu_si256((__m256i *)(out + ((r) + 4) * 64 + 32),   \
-                                _mm256_shuffle_i32x4(g2, g3, 3));         \
-        }                                                                 \
-    } while (0)
-    STORE2(0, x0, x4, x8, x12);
-    STORE2(1, x1, x5, x9, x13);
-    STORE2(2, x2, x6, x10, x14);
-    STORE2(3, x3, x7, x11, x15);
-#undef STORE2
-}
-
-/*
- * One or two blocks (n), row layout: register a holds words 0-3, b 4-7,
- * c 8-11, d 12-15, block 0 in the low 128 bits and block 1 in the high.
- * Column rounds are lane-wise; for the diagonal rounds b, c, d are rotated
- * by 1, 2, 3 words so that the diagonals line up in columns, then back.
- */
-AVX512_FN static void chacha20_2blocks(const uint32_t s[16], uint8_t *out,
-                                       size_t n)
-{
-    uint32_t lo1 = s[12] + 1u, hi1 = s[13] + (lo1 == 0);
-    __m256i a, b, c, d, a0, b0, c0, d0;
-    int i;
-
-    a0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s));
-    b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s + 1));
-    c0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s + 2));
-    d0 = _mm256_setr_epi32((int)s[12], (int)s[13], (int)s[14], (int)s[15],
-                           (int)lo1, (int)hi1, (int)s[14], (int)s[15]);
-    a = a0; b = b0; c = c0; d = d0;
-
-    for (i = 0; i < 10; i++) {
-        QR256(a, b, c, d);
-        b = _mm256_shuffle_epi32(b, 0x39); /* lane i <- word i+1 */
-        c = _mm256_shuffle_epi32(c, 0x4e); /* lane i <- word i+2 */
-        d = _mm256_shuffle_epi32(d, 0x93); /* lane i <- word i+3 */
-        QR256(a, b, c, d);
-        b = _mm256_shuffle_epi32(b, 0x93);
-        c = _mm256_shuffle_epi32(c, 0x4e);
-        d = _mm256_shuffle_epi32(d, 0x39);
-    }
-    a = _mm256_add_epi32(a, a0);
-    b = _mm256_add_epi32(b, b0);
-    c = _mm256_add_epi32(c, c0);
-    d = _mm256_add_epi32(d, d0);
-
-    /* Low halves are block 0, high halves block 1. */
-    _mm256_storeu_si256((__m256i *)out, _mm256_shuffle_i32x4(a, b, 0));
-    _mm256_storeu_si256((__m256i *)out + 1, _mm256_shuffle_i32x4(c, d, 0));
-    if (n == 2) {
-        _mm256_storeu_si256((__m256i *)out + 2, _mm256_shuffle_i32x4(a, b, 3));
-        _mm256_storeu_si256((__m256i *)out + 3, _mm256_shuffle_i32x4(c, d, 3));
-    }
-}
-
 AVX512_FN void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
                                              size_t nblocks)
 {
     while (nblocks >= 16) {
-        chacha20_16blocks(state, out, 16);
+        vertical16_n(state, out, 16);
         arc4py_counter_add(state, 16);
         out += 16 * ARC4PY_CHACHA20_BLOCK_BYTES;
         nblocks -= 16;
     }
-    /* One call per tail, the narrowest that covers it.  By uop counts (not
-     * measured: no AVX-512 machine at hand) a 16-block pass costs less than
-     * two 8-block ones, and the latency-bound row layout less than a
-     * vertical pass for 1 or 2 blocks, as measured for the AVX2 core. */
-    if (nblocks > 8)
-        chacha20_16blocks(state, out, nblocks);
-    else if (nblocks > 2)
-        chacha20_8blocks(state, out, nblocks);
-    else if (nblocks > 0)
-        chacha20_2blocks(state, out, nblocks);
-    arc4py_counter_add(state, nblocks);
+    /* By uop counts (not measured: no AVX-512 machine at hand) one 16-block
+     * pass costs less than two 8-block ones, so 9..15 blocks take one; the
+     * AVX2 core's 8-block pass and row path serve the rest. */
+    if (nblocks > 8) {
+        vertical16_n(state, out, nblocks);
+        arc4py_counter_add(state, nblocks);
+    } else if (nblocks > 0) {
+        arc4py_chacha20_blocks_avx2(state, out, nblocks);
+    }
+#ifndef ARC4PY_EMULATE_AVX512
+    ARC4PY_CLEAR_ZMM();
+#endif
 }
 
-#endif /* x86 or emulated */
+#endif /* x86-64 */

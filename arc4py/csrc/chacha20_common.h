@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arc4py/chacha20.h"
+#include "chacha20_cores.h"
 
 /* Store a 32-bit word little-endian, whatever the host byte order. */
 static inline void arc4py_store_le32(uint8_t *p, uint32_t v)

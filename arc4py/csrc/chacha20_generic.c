@@ -47,6 +47,13 @@ void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,
         arc4py_counter_add(state, 1);
         out += ARC4PY_CHACHA20_BLOCK_BYTES;
     }
+    /* The compiler may vectorise the loops above: leave no words in vector
+     * registers (the stack is scrubbed by the generator). */
+#if defined(ARC4PY_X86_64)
+    ARC4PY_CLEAR_XMM();
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+    ARC4PY_CLEAR_NEON();
+#endif
 }
 
 int arc4py_chacha20_init(uint32_t state[16], const uint8_t key[32],

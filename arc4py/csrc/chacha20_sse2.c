@@ -10,9 +10,9 @@
  */
 #include "chacha20_common.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef ARC4PY_X86_64
 
-/* Enable SSE2 here only: baseline on x86-64, but not on i386. */
+/* SSE2 is baseline on x86-64; said here so the file stands alone. */
 #if defined(__clang__)
 #include <emmintrin.h>
 #pragma clang attribute push(__attribute__((target("sse2"))), \
@@ -37,4 +37,4 @@
 #pragma GCC pop_options
 #endif
 
-#endif /* x86 */
+#endif /* x86-64 */

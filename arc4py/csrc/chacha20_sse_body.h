@@ -12,7 +12,9 @@
  * blocks.  The last 1..3 blocks use the horizontal layout (one vector per
  * state row), those blocks interleaved: a lone horizontal block is bound by
  * latency, so two or three cost little more than one, and less than a
- * four-block vertical pass.
+ * four-block vertical pass.  (Names as in every core: vertical<W> is a
+ * full W-block pass, rows<W>_n up to W blocks in the row layout.)  The
+ * xmm registers are zeroed on return.
  */
 #ifndef ARC4PY_SSE_BLOCKS_FN
 #error "define ARC4PY_SSE_BLOCKS_FN, ROTL, ROT16 and ROT8 before including"
@@ -66,7 +68,7 @@
 
 /* Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced. */
 static inline __attribute__((always_inline)) void
-chacha20_4blocks(const uint32_t in[16], uint8_t *out)
+vertical4(const uint32_t in[16], uint8_t *out)
 {
     const __m128i sign = _mm_set1_epi32(INT32_MIN);
     __m128i s[16], x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12,
@@ -120,7 +122,7 @@ chacha20_4blocks(const uint32_t in[16], uint8_t *out)
  * 1, 2, 3 lanes turns the diagonals into columns.  Counter not advanced.
  */
 static inline __attribute__((always_inline)) void
-chacha20_rows(const uint32_t in[16], uint8_t *out, const int n)
+rows3_n(const uint32_t in[16], uint8_t *out, const int n)
 {
     const __m128i a0 = _mm_loadu_si128((const __m128i *)in);
     const __m128i b0 = _mm_loadu_si128((const __m128i *)(in + 4));
@@ -165,15 +167,16 @@ chacha20_rows(const uint32_t in[16], uint8_t *out, const int n)
 void ARC4PY_SSE_BLOCKS_FN(uint32_t state[16], uint8_t *out, size_t nblocks)
 {
     for (; nblocks >= 4; nblocks -= 4) {
-        chacha20_4blocks(state, out);
+        vertical4(state, out);
         arc4py_counter_add(state, 4);
         out += 4 * ARC4PY_CHACHA20_BLOCK_BYTES;
     }
     switch (nblocks) {
-    case 3: chacha20_rows(state, out, 3); break;
-    case 2: chacha20_rows(state, out, 2); break;
-    case 1: chacha20_rows(state, out, 1); break;
+    case 3: rows3_n(state, out, 3); break;
+    case 2: rows3_n(state, out, 2); break;
+    case 1: rows3_n(state, out, 1); break;
     default: break;
     }
     arc4py_counter_add(state, nblocks);
+    ARC4PY_CLEAR_XMM();
 }

@@ -12,7 +12,7 @@
  */
 #include "chacha20_common.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef ARC4PY_X86_64
 
 /* Enable SSSE3 here only, no global -m flag: the dispatch checks CPUID. */
 #if defined(__clang__)
@@ -44,4 +44,4 @@
 #pragma GCC pop_options
 #endif
 
-#endif /* x86 */
+#endif /* x86-64 */

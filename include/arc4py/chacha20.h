@@ -29,25 +29,16 @@ extern "C" {
 typedef void (*arc4py_chacha20_blocks_fn)(uint32_t state[16], uint8_t *out,
                                           size_t nblocks);
 
-/* One core: its name in backends() and its block function. */
+/*
+ * One core: its name in backends(), its block function (NULL when its
+ * source is in this build but not for this architecture) and the CPU
+ * features it needs (the dispatch's bits).
+ */
 typedef struct arc4py_chacha20_core {
     const char *name;
     arc4py_chacha20_blocks_fn blocks;
+    unsigned required;
 } arc4py_chacha20_core;
-
-void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,
-                                    size_t nblocks);
-#if defined(__x86_64__) || defined(__i386__)
-#define ARC4PY_HAVE_X86_CORES 1
-void arc4py_chacha20_blocks_sse2(uint32_t state[16], uint8_t *out,
-                                 size_t nblocks);
-void arc4py_chacha20_blocks_ssse3(uint32_t state[16], uint8_t *out,
-                                  size_t nblocks);
-void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
-                                 size_t nblocks);
-void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
-                                   size_t nblocks);
-#endif
 
 /*
  * Fill state with the ChaCha20 constants, the 32-byte key, the counter and
@@ -61,18 +52,22 @@ int arc4py_chacha20_init(uint32_t state[16], const uint8_t key[32],
 
 /*
  * The cores this CPU (and OS) can run, fastest first, ending with generic.
- * Sets *count; the array is static and never changes after the first call.
+ * Sets *count; the array is static and never changes after the first call
+ * (the first call, from any thread, detects the CPU exactly once).
  */
 const arc4py_chacha20_core *arc4py_chacha20_cores(size_t *count);
 
 /* The runnable core called name, or NULL if unknown or not runnable here. */
 const arc4py_chacha20_core *arc4py_chacha20_find(const char *name);
 
-/* 1 if name is a core arc4py knows on any CPU, else 0. */
-int arc4py_chacha20_is_known(const char *name);
+/*
+ * The i-th name of every core in this build's source, runnable here or not,
+ * in the table's order (fastest first); NULL once i is past the last.
+ */
+const char *arc4py_chacha20_known_name(size_t i);
 
-/* The names of every core arc4py knows, fastest first, NULL-terminated. */
-extern const char *const arc4py_chacha20_all_names[];
+/* 1 if name is a core in this build (see arc4py_chacha20_known_name). */
+int arc4py_chacha20_is_known(const char *name);
 
 /* CPU features seen by the dispatch, as a space-separated string. */
 const char *arc4py_cpu_features(void);
