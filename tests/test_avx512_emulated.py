@@ -4,17 +4,23 @@ Most machines that run these tests (CI runners, the developers' own) cannot
 run AVX-512, so test_cores.py skips that core there.  This file compiles
 chacha20_avx512.c with ARC4PY_EMULATE_AVX512, which takes the very same
 intrinsics from SIMDe's portable implementations, together with the generic
-core into a throwaway shared library, and compares the two at every stride
-boundary and across both counter carries.  Skipped, with the reason, when
-there is no C compiler or no SIMDe (Debian/Ubuntu: libsimde-dev).
+core and the real AVX2 core (the AVX-512 core hands it its tails of up to 8
+blocks) into a throwaway shared library, and compares the two at every
+stride boundary and across both counter carries.  Skipped, with the reason,
+when there is no C compiler, no SIMDe (Debian/Ubuntu: libsimde-dev), or the
+CPU is not an x86-64 with AVX2.
 """
 import ctypes
+import json
 import os
+import platform
 import random
 import shutil
 import subprocess
 
 import pytest
+
+import arc4py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
@@ -38,6 +44,11 @@ COUNTERS = (
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
     """The emulated avx512 core and the generic core, built with cc."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("the avx512 core is x86-64 only")
+    if "avx2" not in arc4py.backends():
+        pytest.skip("this CPU cannot run the avx2 core, which runs the "
+                    "emulated avx512 core's tails")
     cc = shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler: cc is not on PATH")
@@ -53,6 +64,7 @@ def lib(tmp_path_factory):
     cmd = [cc, "-O1", "-shared", "-fPIC", "-DARC4PY_EMULATE_AVX512",
            "-I" + INCLUDE, "-I" + CSRC,
            os.path.join(CSRC, "chacha20_avx512.c"),
+           os.path.join(CSRC, "chacha20_avx2.c"),
            os.path.join(CSRC, "chacha20_generic.c"),
            "-o", str(path)]
     built = subprocess.run(cmd, capture_output=True, text=True)
@@ -111,14 +123,18 @@ def test_matches_generic(lib, counter):
         assert got[1][13] == after >> 32
 
 
-def test_rfc8439_2_3_2_block(lib):
-    """Section 2.3.2: key 00..1f, counter 1, the serialised block."""
-    nonce = bytes.fromhex("000000090000004a00000000")
-    expected = bytes.fromhex(
-        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
-        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e")
-    state = make_state(lib, bytes(range(32)), nonce, 1)
-    out, after = run(lib.arc4py_chacha20_blocks_avx512, state, 1, 0)
-    assert out[:64] == expected
-    assert after[12] == 2
+with open(os.path.join(HERE, "data", "rfc8439_vectors.json")) as _f:
+    RFC_VECTORS = json.load(_f)["vectors"]
+
+
+@pytest.mark.parametrize("vector", RFC_VECTORS, ids=[v["name"] for v in RFC_VECTORS])
+def test_rfc8439_vectors(lib, vector):
+    """tests/data/rfc8439_vectors.json, output at an odd address."""
+    want = bytes.fromhex(vector["keystream"])
+    state = make_state(lib, bytes.fromhex(vector["key"]),
+                       bytes.fromhex(vector["nonce"]), vector["counter"])
+    nblocks = (len(want) + 63) // 64
+    out, after = run(lib.arc4py_chacha20_blocks_avx512, state, nblocks, 1)
+    assert out[1:1 + len(want)] == want
+    assert after[12] == state[12] + nblocks
     assert after[13:] == state[13:]

@@ -6,31 +6,53 @@ run is reported as skipped with the reason.  OpenSSL's ChaCha20 (through the
 16-byte nonce whose first 8 bytes are the little-endian 64-bit counter, the
 original layout that arc4py's 8-byte nonce selects.
 """
+import json
 import os
+import platform
 import random
+import shutil
 import struct
+import subprocess
+import sys
 
 import pytest
 
 import arc4py
+from arc4py import _core
 
 cryptography = pytest.importorskip(
     "cryptography", reason="the cryptography package is the independent "
     "ChaCha20 implementation these tests compare against")
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms  # noqa: E402
 
-KNOWN = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
+# The names the contract allows; this build knows those whose source it has
+# (from the C table of cores), and this CPU runs some of those.
+CONTRACT = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
+KNOWN = _core.ALL_BACKENDS
 RUNNABLE = arc4py.backends()
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
+INCLUDE = os.path.normpath(os.path.join(HERE, "..", "include"))
+with open(os.path.join(HERE, "data", "rfc8439_vectors.json")) as _f:
+    RFC_VECTORS = json.load(_f)["vectors"]
 
 
 def core_params():
-    for name in KNOWN:
+    for name in CONTRACT:
         if name in RUNNABLE:
             yield pytest.param(name, id=name)
+        elif name not in KNOWN:
+            yield pytest.param(name, id=name, marks=pytest.mark.skip(
+                reason=f"the {name} core was left out of this build "
+                       f"(ARC4PY_NO_{name.upper()})"))
         else:
+            where = {"neon": "; tests/test_neon_qemu.py checks it under qemu",
+                     "avx512": "; tests/test_avx512_emulated.py checks it "
+                               "through SIMDe"}.get(name, "")
             yield pytest.param(name, id=name, marks=pytest.mark.skip(
                 reason=f"this CPU cannot run the {name} core "
-                       f"(runnable here: {', '.join(RUNNABLE)})"))
+                       f"(runnable here: {', '.join(RUNNABLE)}){where}"))
 
 
 @pytest.fixture(params=list(core_params()))
@@ -66,57 +88,95 @@ BOUNDARY_LENGTHS = sorted({0, 1, 2, 31, 32, 63, 64, 65, 127, 128, 129, 191, 192,
 MIB = 1 << 20
 
 
-# ---- RFC 8439 vectors -------------------------------------------------------
+# ---- RFC 8439 vectors (tests/data/rfc8439_vectors.json) --------------------
 
-RFC_KEY = bytes(range(32))
-
-
-def test_rfc8439_2_3_2_block(core):
-    """Section 2.3.2: the block function's serialised output."""
-    nonce = bytes.fromhex("000000090000004a00000000")
-    expected = bytes.fromhex(
-        "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e"
-        "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e")
-    assert arc4py.chacha20_keystream(RFC_KEY, nonce, 64, counter=1,
-                                     backend=core) == expected
+@pytest.mark.parametrize("vector", RFC_VECTORS, ids=[v["name"] for v in RFC_VECTORS])
+def test_rfc8439_vectors(core, vector):
+    want = bytes.fromhex(vector["keystream"])
+    got = arc4py.chacha20_keystream(bytes.fromhex(vector["key"]),
+                                    bytes.fromhex(vector["nonce"]), len(want),
+                                    counter=vector["counter"], backend=core)
+    assert got == want
 
 
-def test_rfc8439_2_4_2_keystream(core):
-    """Section 2.4.2: the keystream that encrypts the 114-byte sunscreen text."""
-    nonce = bytes.fromhex("000000000000004a00000000")
-    plaintext = (b"Ladies and Gentlemen of the class of '99: If I could offer "
-                 b"you only one tip for the future, sunscreen would be it.")
-    ciphertext = bytes.fromhex(
-        "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b"
-        "f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8"
-        "07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736"
-        "5af90bbf74a35be6b40b8eedf2785e42874d")
-    ks = arc4py.chacha20_keystream(RFC_KEY, nonce, len(plaintext), counter=1,
-                                   backend=core)
-    assert bytes(p ^ k for p, k in zip(plaintext, ks)) == ciphertext
+def test_rfc8439_vectors_file_is_whole():
+    """The data file holds 2.3.2, 2.4.2 and the five A.1 vectors."""
+    assert len(RFC_VECTORS) == 7
+    for v in RFC_VECTORS:
+        assert len(bytes.fromhex(v["key"])) == 32
+        assert len(bytes.fromhex(v["nonce"])) == 12
+        assert len(bytes.fromhex(v["keystream"])) in (64, 114)
 
 
-@pytest.mark.parametrize("key, counter, nonce, expected", [
-    # A.1 test vectors 1, 2, 3 and 5 (vector 4 uses counter 2 with key byte 1).
-    (bytes(32), 0, bytes(12),
-     "76b8e0ada0f13d90405d6ae55386bd28bdd219b8a08ded1aa836efcc8b770dc7"
-     "da41597c5157488d7724e03fb8d84a376a43b8f41518a11cc387b669b2ee6586"),
-    (bytes(32), 1, bytes(12),
-     "9f07e7be5551387a98ba977c732d080dcb0f29a048e3656912c6533e32ee7aed"
-     "29b721769ce64e43d57133b074d839d531ed1f28510afb45ace10a1f4b794d6f"),
-    (bytes(31) + b"\x01", 1, bytes(12),
-     "3aeb5224ecf849929b9d828db1ced4dd832025e8018b8160b82284f3c949aa5a"
-     "8eca00bbb4a73bdad192b5c42f73f2fd4e273644c8b36125a64addeb006c13a0"),
-    (b"\x00\xff" + bytes(30), 2, bytes(12),
-     "72d54dfbf12ec44b362692df94137f328fea8da73990265ec1bbbea1ae9af0ca"
-     "13b25aa26cb4a648cb9b9d1be65b2c0924a66c54d545ec1b7374f4872e99f096"),
-    (bytes(32), 0, bytes(11) + b"\x02",
-     "c2c64d378cd536374ae204b9ef933fcd1a8b2288b3dfa49672ab765b54ee27c7"
-     "8a970e0e955c14f3a88e741b97c286f75f8fc299e8148362fa198a39531bed6d"),
-])
-def test_rfc8439_appendix_a1(core, key, counter, nonce, expected):
-    assert arc4py.chacha20_keystream(key, nonce, 64, counter=counter,
-                                     backend=core) == bytes.fromhex(expected)
+# ---- guard bytes and misaligned output ---------------------------------------
+
+@pytest.mark.parametrize("offset", [1, 3, 7, 13, 31, 33, 63])
+def test_misaligned_output_with_guards(core, offset):
+    """Output at odd addresses: the keystream is right and not one byte
+    around it changes, for every tail width of every core."""
+    key, nonce = os.urandom(32), os.urandom(8)
+    ref = arc4py.chacha20_keystream(key, nonce, 40 * 64, counter=5,
+                                    backend="generic")
+    for nblocks in list(range(0, 20)) + [31, 32, 33, 40]:
+        length = nblocks * 64 - (nblocks % 3)  # whole blocks and short tails
+        length = max(length, 0)
+        buf = bytearray(b"\xa5" * (64 + offset + length + 64))
+        view = memoryview(buf)[64 + offset:64 + offset + length]
+        arc4py.chacha20_keystream_into(key, nonce, view, counter=5, backend=core)
+        assert bytes(view) == ref[:length], f"nblocks={nblocks}"
+        assert buf[:64 + offset] == b"\xa5" * (64 + offset), "wrote before"
+        assert buf[64 + offset + length:] == b"\xa5" * 64, "wrote after"
+
+
+# ---- each core from C: guards, every length, carries, registers -------------
+
+@pytest.fixture(scope="module")
+def core_check(tmp_path_factory):
+    """tests/c/core_check.c built with every chacha20_*.c source."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler: cc is not on PATH")
+    exe = tmp_path_factory.mktemp("core_check") / "core_check"
+    cmd = [cc, "-O2", "-I" + INCLUDE, "-I" + CSRC,
+           os.path.join(HERE, "c", "core_check.c")]
+    cmd += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
+                  if f.startswith("chacha20_") and f.endswith(".c"))
+    cmd += ["-o", str(exe), "-pthread"]
+    built = subprocess.run(cmd, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    return exe
+
+
+def rfc_vector_lines():
+    return "".join(f"{v['key']} {v['nonce']} {v['counter']} {v['keystream']}\n"
+                   for v in RFC_VECTORS)
+
+
+def test_core_from_c(core, core_check):
+    """Block counts 0..300 at odd addresses between guard bytes, the RFC
+    vectors, both counter carries, and every vector register the core may
+    have used reads zero when it returns (no key word left in them)."""
+    run = subprocess.run([str(core_check), core], input=rfc_vector_lines(),
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ok" in run.stdout
+
+
+def test_core_sources_compile_clean():
+    """Every core and the dispatch compile clean with -Wall -Wextra -Werror
+    (and with -DARC4PY_NO_<ISA> switches, which drop rows of the table)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler: cc is not on PATH")
+    sources = sorted(f for f in os.listdir(CSRC)
+                     if f.startswith("chacha20_") and f.endswith(".c"))
+    assert "chacha20_dispatch.c" in sources and "chacha20_neon.c" in sources
+    for extra in ([], ["-DARC4PY_NO_AVX512", "-DARC4PY_NO_NEON"]):
+        for src in sources:
+            cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                   "-I" + INCLUDE, "-I" + CSRC] + extra + [os.path.join(CSRC, src)]
+            done = subprocess.run(cmd, capture_output=True, text=True)
+            assert done.returncode == 0, f"{src}:\n{done.stderr}"
 
 
 # ---- against the generic core and OpenSSL ----------------------------------
@@ -204,9 +264,49 @@ def test_keystream_into_matches(core):
 def test_backends_fastest_first_generic_last():
     names = arc4py.backends()
     assert names[-1] == "generic"
-    assert set(names) <= set(KNOWN)
+    assert set(names) <= set(KNOWN) <= set(CONTRACT)
     assert list(names) == [n for n in KNOWN if n in names]
     assert arc4py.backend() in names
+
+
+def test_known_names_come_from_the_c_table():
+    """ALL_BACKENDS is the C table: every core whose source this build has.
+    The x86 cores are in every build, and neon too (known, runnable only
+    on aarch64); each architecture runs its own."""
+    assert KNOWN[-1] == "generic"
+    assert len(set(KNOWN)) == len(KNOWN)
+    for name in ("avx2", "ssse3", "sse2", "neon"):
+        assert name in KNOWN
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        assert "neon" not in RUNNABLE
+        assert "sse2" in RUNNABLE  # baseline on x86-64
+    elif machine in ("aarch64", "arm64"):
+        assert RUNNABLE[0] == "neon"
+        assert not set(RUNNABLE) & {"avx512", "avx2", "ssse3", "sse2"}
+
+
+@pytest.mark.parametrize("name", ["neon", "avx512", "mmx"])
+def test_forcing_a_core_this_cpu_cannot_run_fails_at_import(name):
+    if name in RUNNABLE:
+        pytest.skip(f"this CPU runs {name}")
+    env = dict(os.environ, ARC4PY_BACKEND=name)
+    run = subprocess.run([sys.executable, "-c", "import arc4py"], env=env,
+                         capture_output=True, text=True, cwd="/", timeout=60)
+    assert run.returncode != 0
+    assert "ValueError" in run.stderr
+    assert "generic" in run.stderr  # names the valid ones
+
+
+def test_rfc_layout_length_checked_before_allocating():
+    """A stream the 32-bit counter cannot cover is a ValueError, even when
+    it is far too long to allocate (issue 11)."""
+    with pytest.raises(ValueError, match="2\\*\\*32 - 1"):
+        arc4py.chacha20_keystream(bytes(32), bytes(12), 2**38, counter=1)
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(bytes(32), bytes(12), 2**62)
+    with pytest.raises(ValueError):
+        arc4py.chacha20_keystream(bytes(32), bytes(8), 2**72)
 
 
 def test_default_backend_is_generators():
@@ -218,8 +318,11 @@ def test_default_backend_is_generators():
 def test_unknown_and_unrunnable_backends():
     with pytest.raises(ValueError, match="available here"):
         arc4py.chacha20_keystream(bytes(32), bytes(8), 64, backend="mmx")
-    for name in KNOWN:
-        if name not in arc4py.backends():
+    for name in CONTRACT:
+        if name not in KNOWN:
+            with pytest.raises(ValueError, match="unknown backend"):
+                arc4py.chacha20_keystream(bytes(32), bytes(8), 64, backend=name)
+        elif name not in arc4py.backends():
             with pytest.raises(ValueError, match="cannot run"):
                 arc4py.chacha20_keystream(bytes(32), bytes(8), 64, backend=name)
     with pytest.raises(TypeError):
