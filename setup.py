@@ -18,7 +18,9 @@ CSRC = "arc4py/csrc"
 CORE_SOURCES = [
     f"{CSRC}/chacha20_{isa}.c"
     for isa in ("generic", "sse2", "ssse3", "avx2", "avx512")
-] + [f"{CSRC}/chacha20_dispatch.c", f"{CSRC}/generator.c"]
+] + [f"{CSRC}/chacha20_dispatch.c"] + [
+    f"{CSRC}/{name}.c" for name in ("rng", "rng_thread_state", "rng_entropy",
+                                    "rng_bitgen", "rng_test_hooks")]
 
 
 def flag(name):
