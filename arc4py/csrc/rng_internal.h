@@ -80,6 +80,7 @@ long arc4py_rng_debug_reseeds(void);
 extern const int arc4py_rng_test_hooks;
 #ifdef ARC4PY_TEST_HOOKS
 extern long rng_reseed_count;
+extern long rng_vdso_calls;   /* vDSO getrandom calls (tests/c/vdso_mix.c) */
 #endif
 
 /*

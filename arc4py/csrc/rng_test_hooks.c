@@ -9,6 +9,7 @@
 #ifdef ARC4PY_TEST_HOOKS
 const int arc4py_rng_test_hooks = 1;
 long rng_reseed_count;
+long rng_vdso_calls;
 
 int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
 {
