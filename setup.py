@@ -35,7 +35,11 @@ LEFT_OUT |= {isa for isa, needs in SIMD_CORES.items()
 CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES
                     if isa not in LEFT_OUT] + [
     f"{CSRC}/chacha20_generic.c", f"{CSRC}/chacha20_dispatch.c"]
-CORE_SOURCES = CHACHA20_SOURCES + [f"{CSRC}/generator.c"]
+# The generator: the algorithm, its thread-state and entropy plumbing, and
+# the numpy adapters (see the top of rng.c).
+GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
+    "rng", "rng_thread_state", "rng_entropy", "rng_bitgen", "rng_test_hooks")]
+CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES
 
 
 macros = []

@@ -26,6 +26,7 @@ cdef extern from "arc4py/generator.h" nogil:
         ARC4PY_FORK_WIPEONFORK
         ARC4PY_FORK_ATFORK
         ARC4PY_DONTDUMP
+        ARC4PY_FORK_VDSO
     ctypedef struct arc4py_rng_api:
         int (*buf)(void *buf, size_t n) noexcept nogil
         int (*u32)(uint32_t *out) noexcept nogil
@@ -44,7 +45,17 @@ cdef extern from "arc4py/generator.h" nogil:
     int arc4py_rng_u64(uint64_t *out)
     int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
     int arc4py_rng_stir()
+    int arc4py_rng_stir_all()
     unsigned arc4py_rng_fork_protection()
+
+# The generator's test hooks (arc4py/csrc/rng_test_hooks.c): not part of the
+# public header, so declared here verbatim; they answer -1 in a normal build.
+cdef extern from * nogil:
+    """
+    int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
+    long arc4py_rng_debug_reseeds(void);
+    extern const int arc4py_rng_test_hooks;
+    """
     int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
     long arc4py_rng_debug_reseeds()
     const int arc4py_rng_test_hooks

@@ -70,7 +70,12 @@ RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
 BUFFER_BYTES = ARC4PY_RNG_BUFFER_BYTES
 
 
+from libc.errno cimport ENOMEM
+
+
 cdef int _raise_os_error(int err) except -1:
+    if err == ENOMEM:
+        raise MemoryError("arc4py: no memory for the generator's state")
     raise OSError(err, "arc4py: the OS could not provide entropy: "
                   + _os.strerror(err))
 
@@ -457,16 +462,33 @@ def random():
     return (r >> 11) * (1.0 / 9007199254740992.0)
 
 
-def stir():
-    """Reseed the calling thread's generator from the OS now."""
-    cdef int err = arc4py_rng_stir()
+from arc4py._cdefs cimport arc4py_rng_stir_all, ARC4PY_FORK_VDSO
+
+
+def stir(*, all_threads=False):
+    """Reseed the calling thread's generator from the OS now.
+
+    With ``all_threads=True`` every other thread's generator also reseeds
+    before it hands out another byte (its buffered bytes are discarded):
+    the call for snapshot/restore hooks, e.g. AWS Lambda SnapStart's
+    after-restore hook or a CRIU restore.  Raises ``OSError`` if the OS
+    cannot provide entropy now; the calling thread then gives no output
+    until a reseed succeeds, and the other threads still reseed.
+    """
+    cdef int err
+    if all_threads:
+        err = arc4py_rng_stir_all()
+    else:
+        err = arc4py_rng_stir()
     if err:
         _raise_os_error(err)
 
 
 def fork_protection():
-    """The fork protections in force, as a tuple of names from
-    ``"wipeonfork"``, ``"atfork"`` and ``"dontdump"``."""
+    """The protections in force, as a tuple of names from ``"wipeonfork"``,
+    ``"atfork"``, ``"dontdump"`` and ``"vdso"`` (every refill mixes in the
+    kernel's vDSO getrandom, which changes when a VM is cloned).  A name is
+    listed only if every live thread's state has it."""
     cdef unsigned bits = arc4py_rng_fork_protection()
     names = []
     if bits & ARC4PY_FORK_WIPEONFORK:
@@ -475,6 +497,8 @@ def fork_protection():
         names.append("atfork")
     if bits & ARC4PY_DONTDUMP:
         names.append("dontdump")
+    if bits & ARC4PY_FORK_VDSO:
+        names.append("vdso")
     return tuple(names)
 
 

@@ -227,7 +227,7 @@ def test_info_json():
     assert info["backend"] in info["backends"]
     assert info["cpu_features"] == list(arc4py.cpu_features())
     assert set(info["fork_protection"]) <= {"wipeonfork", "atfork",
-                                            "dontdump"}
+                                            "dontdump", "vdso"}
     assert info["reseed_interval"] == arc4py._core.RESEED_INTERVAL > 0
     assert info["buffer_bytes"] == arc4py._core.BUFFER_BYTES > 0
     assert "numpy" in info

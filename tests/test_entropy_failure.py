@@ -244,3 +244,162 @@ def test_eintr_on_stir_and_large_fill(shim, tmp_path):
     """, shim, tmp_path, mode="ok", caller="arc4py")
     assert res["left1"] == 0 and res["left2"] == 0
     assert res["nonzero"] > 3500
+
+
+# ---- issue 11.6: no hang, memory errors named, protections per state -------
+
+def test_getrandom_returning_zero_fails_with_eio(shim, tmp_path):
+    """A getrandom() that returns 0 forever (a seccomp rule can) is retried a
+    few times, then every call raises OSError(EIO); nothing hangs."""
+    import errno
+    res = run_child("""
+        out = attempt_all()
+        print(json.dumps({"out": out, "calls": SHIM.getrandom_shim_calls()}))
+    """, shim, tmp_path, mode="zero", caller="arc4py", preamble=CHILD_SOURCE)
+    check_all_failed(res["out"], errno.EIO)
+    assert res["calls"] >= len(res["out"])
+
+
+def test_mmap_failure_for_a_new_state_is_memory_error(shim, tmp_path):
+    res = run_child("""
+        import threading
+        import arc4py
+        arc4py.arc4random()
+        box = {}
+        def worker():
+            SHIM.shim_fail_mmap(1)
+            for name, fn in (("arc4random", arc4py.arc4random),
+                             ("buf16", lambda: arc4py.arc4random_buf(16)),
+                             ("stir", arc4py.stir)):
+                try:
+                    fn()
+                    box[name] = "output"
+                except MemoryError as e:
+                    box[name] = "MemoryError: " + str(e)
+                except OSError as e:
+                    box[name] = "OSError %d" % e.errno
+            target = bytearray(b"x" * 5000)
+            try:
+                arc4py.fill(target)
+                box["fill"] = "output"
+            except MemoryError:
+                box["fill"] = "MemoryError"
+            box["fill_wiped"] = not any(target)
+            SHIM.shim_fail_mmap(0)
+            box["after"] = len(set(arc4py.arc4random_buf(16) for _ in range(5)))
+        t = threading.Thread(target=worker)
+        t.start(); t.join()
+        print(json.dumps(box))
+    """, shim, tmp_path, caller="arc4py")
+    for name in ("arc4random", "buf16", "stir"):
+        assert res[name].startswith("MemoryError"), res
+        assert "memory" in res[name], res
+    assert res["fill"] == "MemoryError" and res["fill_wiped"], res
+    assert res["after"] == 5, "the thread could not draw once memory returned"
+
+
+@pytest.mark.parametrize("advice,name", [(18, "wipeonfork"), (16, "dontdump")],
+                         ids=["wipeonfork", "dontdump"])
+def test_protection_not_reported_while_a_state_lacks_it(shim, tmp_path,
+                                                        advice, name):
+    """madvise() refused for one thread's state: fork_protection() stops
+    naming that protection while the thread lives, and names it again once
+    the thread (and its state) is gone."""
+    # (advice: Linux's MADV_* values, fixed ABI; older Pythons lack names.)
+    import mmap as _mmap
+    assert getattr(_mmap, "MADV_" + name.upper(), advice) == advice
+    res = run_child(f"""
+        import threading
+        import arc4py
+        before = arc4py.fork_protection()
+        go, drawn = threading.Event(), threading.Event()
+        box = {{}}
+        def worker():
+            SHIM.shim_fail_madvise({advice})
+            arc4py.arc4random()
+            SHIM.shim_fail_madvise(0)
+            box["in_thread"] = arc4py.fork_protection()
+            drawn.set(); go.wait()
+        t = threading.Thread(target=worker)
+        t.start(); drawn.wait()
+        during = arc4py.fork_protection()
+        go.set(); t.join()
+        # join() returns before the OS thread's key destructors have run.
+        import time
+        for _ in range(500):
+            after = arc4py.fork_protection()
+            if {name!r} in after:
+                break
+            time.sleep(0.01)
+        print(json.dumps({{"before": before, "during": during,
+                          "in_thread": box["in_thread"], "after": after}}))
+    """, shim, tmp_path, caller="arc4py")
+    assert name in res["before"], res
+    assert name not in res["during"], res
+    assert name not in res["in_thread"], res
+    assert name in res["after"], res
+
+
+# ---- issue 11.4: stir(all_threads=True) -------------------------------------
+
+STIR_ALL_CHILD = """
+    import threading
+    import arc4py
+    arc4py.arc4random()
+    ready, go = threading.Event(), threading.Event()
+    box = {}
+    def worker():
+        arc4py.arc4random_buf(1)            # seeded, ~3 KiB buffered
+        ready.set(); go.wait()
+        try:
+            arc4py.arc4random_buf(16)
+            box["worker"] = "output"
+        except OSError as e:
+            box["worker"] = e.errno
+    t = threading.Thread(target=worker)
+    t.start(); ready.wait()
+"""
+
+
+@pytest.mark.parametrize("all_threads", [True, False])
+def test_stir_all_threads_makes_buffered_threads_reseed(shim, tmp_path,
+                                                        all_threads):
+    """After stir(all_threads=True) returns, a thread holding buffered bytes
+    must reseed before its next output: with getrandom refusing from then
+    on, its next draw fails instead of handing out its buffer.  A plain
+    stir() leaves the other thread's buffer in use."""
+    res = run_child(STIR_ALL_CHILD + f"""
+    arc4py.stir(all_threads={all_threads})
+    SHIM.getrandom_shim_set(b"eperm")
+    mine = arc4py.arc4random_buf(16).hex()   # the caller reseeded already
+    go.set(); t.join()
+    print(json.dumps({{"worker": box["worker"], "mine": mine}}))
+    """, shim, tmp_path, caller="arc4py")
+    assert res["mine"] != "00" * 16
+    if all_threads:
+        assert res["worker"] == errno_eperm(), (
+            "a thread handed out buffered bytes after stir(all_threads=True)")
+    else:
+        assert res["worker"] == "output"
+
+
+def test_stir_all_threads_failing_still_reaches_other_threads(shim, tmp_path):
+    res = run_child(STIR_ALL_CHILD + """
+    SHIM.getrandom_shim_set(b"eperm")
+    try:
+        arc4py.stir(all_threads=True)
+        raised = None
+    except OSError as e:
+        raised = e.errno
+    go.set(); t.join()
+    print(json.dumps({"raised": raised, "worker": box["worker"]}))
+    """, shim, tmp_path, caller="arc4py")
+    assert res == {"raised": errno_eperm(), "worker": errno_eperm()}
+
+
+def test_stir_takes_all_threads_by_keyword_only():
+    arc4py.stir()
+    arc4py.stir(all_threads=False)
+    arc4py.stir(all_threads=True)
+    with pytest.raises(TypeError):
+        arc4py.stir(True)

@@ -283,6 +283,46 @@ def test_new_thread_seeds_its_own_state(hooks_build, tmp_path):
     assert res == [1, 2]
 
 
+def test_stir_all_threads_discards_every_threads_buffer(hooks_build, tmp_path):
+    """Three threads hold buffered bytes; after stir(all_threads=True) each
+    one's next draw comes from a fresh reseed, never from the bytes it had
+    buffered, and the old buffer is gone."""
+    res = run_hooked(hooks_build, """
+        import threading
+        n = 3
+        ready = threading.Barrier(n + 1)
+        go = threading.Event()
+        box = {}
+        def worker(i):
+            arc4py.arc4random_buf(1)
+            buf, left = C._debug_buffer()
+            ready.wait(); go.wait()
+            pos = len(buf) - left
+            got = arc4py.arc4random_buf(16)
+            after, left_after = C._debug_buffer()
+            box[i] = {"reused": got == buf[pos:pos + 16],
+                      "old_in_buffer": buf[pos + 16:pos + 48] in after,
+                      "got_zero": got == bytes(16)}
+        ts = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+        for t in ts:
+            t.start()
+        ready.wait()
+        before = reseeds()
+        arc4py.stir(all_threads=True)
+        after_call = reseeds()
+        go.set()
+        for t in ts:
+            t.join()
+        print(json.dumps({"box": box, "caller": after_call - before,
+                          "total": reseeds() - before}))
+    """, tmp_path)
+    assert res["caller"] == 1
+    assert res["total"] == 1 + 3
+    for i, r in res["box"].items():
+        assert r == {"reused": False, "old_in_buffer": False,
+                     "got_zero": False}, (i, r)
+
+
 def test_reseed_interval_in_small_requests(hooks_build, tmp_path):
     """1 KiB requests: a reseed after at most 1 MiB, never before ~3/4 MiB,
     at a point that is not always the same."""

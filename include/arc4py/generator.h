@@ -3,8 +3,10 @@
  * OS thread, fast key erasure, reseeding from the OS and fork protection.
  *
  * Every function may be called without the GIL and from any thread.  Those
- * returning int give 0 on success or a positive errno value when the OS could
- * not provide entropy; in that case nothing was written to the output.
+ * returning int give 0 on success or a positive errno value: ENOMEM when no
+ * memory could be mapped for the thread's state, else the OS entropy
+ * source's error (EIO when getrandom keeps returning 0).  On failure the
+ * output is wiped (set to zero): it never holds partial or unseeded output.
  */
 #ifndef ARC4PY_GENERATOR_H
 #define ARC4PY_GENERATOR_H
@@ -27,6 +29,7 @@ extern "C" {
 #define ARC4PY_FORK_WIPEONFORK 1 /* state pages zeroed in a child */
 #define ARC4PY_FORK_ATFORK 2     /* pthread_atfork child handler */
 #define ARC4PY_DONTDUMP 4        /* state pages left out of core dumps */
+#define ARC4PY_FORK_VDSO 8       /* every refill mixes in vDSO getrandom */
 
 /* Choose the core every thread uses; 0, or -1 if not runnable here.
    Call before output is drawn (the binding does it at import). */
@@ -39,20 +42,19 @@ int arc4py_rng_u32(uint32_t *out);
 int arc4py_rng_u64(uint64_t *out);
 /* Uniform in [0, upper_bound) by rejection; upper_bound 0 means 2**32. */
 int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out);
-/* Reseed the calling thread's state from the OS now. */
+/* Reseed the calling thread's state from the OS now (buffered bytes are
+   discarded; on failure the state gives no output until a reseed works). */
 int arc4py_rng_stir(void);
+/* Reseed the calling thread now, as arc4py_rng_stir(), and make every other
+   thread's state reseed before it hands out another byte: its buffer is
+   refused from the moment this call starts.  For snapshot/restore hooks
+   (a VM snapshot restored, CRIU).  The other threads reseed even if the
+   caller's reseed fails. */
+int arc4py_rng_stir_all(void);
 
-/* ARC4PY_FORK_* bits for the protections this process has. */
+/* ARC4PY_FORK_* bits for the protections in force: a bit is set only if
+   every live thread state has it (the caller's state is made first). */
 unsigned arc4py_rng_fork_protection(void);
-
-/*
- * Test hooks, compiled only with ARC4PY_TEST_HOOKS (never in a normal build,
- * where they return -1): copy the calling thread's keystream buffer and the
- * number of unread bytes at its end, and count reseeds.
- */
-int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
-long arc4py_rng_debug_reseeds(void);
-extern const int arc4py_rng_test_hooks;
 
 /* The generator's entry points, handed to arc4py._numpy through a capsule
    so both extension modules draw from the same per-thread states. */

@@ -7,23 +7,30 @@
  *   eperm       fail with EPERM
  *   enosys      fail with ENOSYS (no getrandom: the caller must fall back)
  *   eintr:N     fail with EINTR N times, then pass through
+ *   zero        return 0 (no bytes, no error), as a seccomp rule can
  * GETRANDOM_SHIM_CALLER, if set, limits the shim to calls made from a loaded
  * object whose path contains that string (so the interpreter's own calls,
  * e.g. for hash seeds, pass through untouched and uncounted).
  *
  * Tests reach the counters and can change the mode later through ctypes:
  * getrandom_shim_calls(), getrandom_shim_eintr_left(), getrandom_shim_set().
+ *
+ * The shim also wraps mmap() and madvise() for the same callers; they pass
+ * through until a test asks, through ctypes, for
+ *   shim_fail_mmap(1)             anonymous mmap() fails with ENOMEM
+ *   shim_fail_madvise(advice)     madvise(advice) fails with EINVAL (0: none)
  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-enum { MODE_OK, MODE_EPERM, MODE_ENOSYS, MODE_EINTR };
+enum { MODE_OK, MODE_EPERM, MODE_ENOSYS, MODE_EINTR, MODE_ZERO };
 
 static int mode = -1;
 static long eintr_left;
@@ -40,6 +47,8 @@ static void read_env(void)
         mode = MODE_EPERM;
     else if (strcmp(m, "enosys") == 0)
         mode = MODE_ENOSYS;
+    else if (strcmp(m, "zero") == 0)
+        mode = MODE_ZERO;
     else if (strncmp(m, "eintr:", 6) == 0) {
         mode = MODE_EINTR;
         eintr_left = strtol(m + 6, NULL, 10);
@@ -71,6 +80,8 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
         case MODE_ENOSYS:
             errno = ENOSYS;
             return -1;
+        case MODE_ZERO:
+            return 0;
         case MODE_EINTR:
             if (__atomic_fetch_sub(&eintr_left, 1, __ATOMIC_RELAXED) > 0) {
                 errno = EINTR;
@@ -101,10 +112,48 @@ int getrandom_shim_set(const char *name)
         mode = MODE_EPERM;
     else if (strcmp(name, "enosys") == 0)
         mode = MODE_ENOSYS;
+    else if (strcmp(name, "zero") == 0)
+        mode = MODE_ZERO;
     else if (strncmp(name, "eintr:", 6) == 0) {
         eintr_left = strtol(name + 6, NULL, 10);
         mode = MODE_EINTR;
     } else
         return -1;
     return 0;
+}
+
+/* ---- mmap() and madvise() ---------------------------------------------- */
+
+static int fail_mmap;
+static int fail_advice;
+
+void shim_fail_mmap(int on) { __atomic_store_n(&fail_mmap, on, __ATOMIC_RELAXED); }
+void shim_fail_madvise(int advice) { __atomic_store_n(&fail_advice, advice, __ATOMIC_RELAXED); }
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    static void *(*real)(void *, size_t, int, int, int, off_t);
+
+    if (__atomic_load_n(&fail_mmap, __ATOMIC_RELAXED) && (flags & MAP_ANONYMOUS) &&
+        caller_matches(__builtin_return_address(0))) {
+        errno = ENOMEM;
+        return MAP_FAILED;
+    }
+    if (real == NULL)
+        real = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+    return real(addr, len, prot, flags, fd, off);
+}
+
+int madvise(void *addr, size_t len, int advice)
+{
+    static int (*real)(void *, size_t, int);
+    int fail = __atomic_load_n(&fail_advice, __ATOMIC_RELAXED);
+
+    if (fail != 0 && advice == fail && caller_matches(__builtin_return_address(0))) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (real == NULL)
+        real = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "madvise");
+    return real(addr, len, advice);
 }

@@ -1,0 +1,320 @@
+/*
+ * The arc4py generator's algorithm: one ChaCha20 state per OS thread.
+ *
+ * Each refill runs the selected core over the thread's 3 KiB buffer and at
+ * once turns the first 40 bytes of fresh keystream into the next key and
+ * nonce (fast key erasure); every byte handed out is wiped from the buffer.
+ * Large requests are generated straight into the caller's memory under a
+ * one-time key drawn from the buffer.
+ *
+ * Invariants (every function below keeps them):
+ *  - buf[0 .. BUFFER - left) is zero: the rekey bytes and every byte handed
+ *    out are wiped as they leave, so the state cannot reproduce past output.
+ *  - since_seed <= reseed_after <= ARC4PY_RNG_RESEED_BYTES: refills and
+ *    direct chunks stop at the reseed point and reseed before going on.
+ *  - After a fork the child's states have left == 0 and seeded == 0: their
+ *    pages read as zero (MADV_WIPEONFORK) or the atfork handler wiped them;
+ *    fork_gen != rng_fork_generation makes the next draw reseed from scratch.
+ *  - After arc4py_rng_stir_all(), stir_gen != rng_stir_generation in every
+ *    other thread's state: the hot path refuses its buffered bytes and the
+ *    slow path reseeds before any output.
+ *  - No key whose output was or will be handed out stays on the stack: the
+ *    core's stack is scrubbed after each call (the cores clear registers).
+ *  - On any failure the caller's output is wiped (fail closed) and a state
+ *    that could not reseed gives no output until a reseed succeeds.
+ */
+#include "rng_internal.h"
+
+#include <errno.h>
+
+#include "chacha20_common.h"
+
+/* Stack the deepest core chain uses (AVX-512 handing a tail to AVX2:
+   about 1.7 KiB at -O3), with room to spare; tests/test_dead_stack.py. */
+#define RNG_SCRUB_BYTES 2048
+
+const arc4py_chacha20_core *rng_active_core;
+unsigned long rng_fork_generation;
+unsigned long rng_stir_generation;
+
+/* A memset the compiler may not drop as a dead store. */
+void rng_wipe(void *p, size_t n)
+{
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
+/*
+ * Zero the stack a core just used.  Called from the frame that called the
+ * core, so this frame lies where the core's did.  Not inlined, and the
+ * barrier makes the stores observable, so the compiler keeps them.
+ */
+__attribute__((noinline)) void rng_stack_scrub(void)
+{
+    volatile uint8_t area[RNG_SCRUB_BYTES];
+
+    memset((uint8_t *)area, 0, sizeof area);
+    __asm__ __volatile__("" : : "r"(area) : "memory");
+}
+
+/* The one place a ChaCha20 state is keyed: key m[0..32), nonce m[32..40),
+   block counter 0. */
+static void key_state(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+{
+    arc4py_chacha20_init(st, m, m + 32, 8, 0);
+}
+
+/* XOR m into the state's key and nonce and restart its counter. */
+static void mix_key(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+{
+    uint8_t cur[RNG_REKEY_BYTES];
+    int i;
+
+    for (i = 0; i < 8; i++)
+        arc4py_store_le32(cur + 4 * i, st[4 + i]);
+    arc4py_store_le32(cur + 32, st[14]);
+    arc4py_store_le32(cur + 36, st[15]);
+    for (i = 0; i < RNG_REKEY_BYTES; i++)
+        cur[i] ^= m[i];
+    key_state(st, cur);
+    rng_wipe(cur, sizeof cur);
+}
+
+/* XOR vDSO getrandom output (changed by a VM fork) into a key; nothing
+   without a vDSO getrandom. */
+static void vdso_mix(uint8_t m[RNG_REKEY_BYTES])
+{
+    uint8_t v[RNG_VDSO_MIX_BYTES];
+    int i;
+
+    if (rng_tls_vdso == NULL ||
+        rng_vdso_read(rng_tls_vdso, v, sizeof v) != 0)
+        return;
+    for (i = 0; i < RNG_VDSO_MIX_BYTES; i++)
+        m[i] ^= v[i];
+    rng_wipe(v, sizeof v);
+}
+
+/* Seeded, and since then no fork and no stir_all? */
+static int is_current(const struct rng_state *s)
+{
+    return s->seeded &&
+           s->fork_gen == __atomic_load_n(&rng_fork_generation, __ATOMIC_ACQUIRE) &&
+           s->stir_gen == __atomic_load_n(&rng_stir_generation, __ATOMIC_ACQUIRE);
+}
+
+/* Must the state reseed before generating `more` bytes of keystream? */
+static int needs_reseed(const struct rng_state *s, uint64_t more)
+{
+    return !is_current(s) || s->since_seed + more > s->reseed_after;
+}
+
+/*
+ * New key material from the OS.  A live state of this process mixes it
+ * into its key, so a weak seed cannot lower what it had; buffered bytes are
+ * discarded.  The generations are read before the OS is asked, so a seed
+ * recorded as newer than a stir_all was drawn after it.
+ */
+static int reseed(struct rng_state *s)
+{
+    uint8_t seed[RNG_REKEY_BYTES + 4];
+    uint32_t fuzz;
+    unsigned long fork_gen = __atomic_load_n(&rng_fork_generation, __ATOMIC_ACQUIRE);
+    unsigned long stir_gen = __atomic_load_n(&rng_stir_generation, __ATOMIC_ACQUIRE);
+    int err, keep = s->seeded && s->fork_gen == fork_gen;
+
+    rng_wipe(s->buf, sizeof s->buf);
+    s->left = 0;
+    if ((err = rng_os_entropy(seed, sizeof seed)) != 0) {
+        rng_wipe(seed, sizeof seed);
+        rng_wipe(s->chacha, sizeof s->chacha);
+        s->seeded = 0;
+        return err;
+    }
+    if (keep)
+        mix_key(s->chacha, seed);
+    else
+        key_state(s->chacha, seed);
+    /* Reseed at a point in the last quarter before 1 MiB, not a fixed one. */
+    fuzz = arc4py_load_le32(seed + RNG_REKEY_BYTES);
+    s->reseed_after = ARC4PY_RNG_RESEED_BYTES - fuzz % (ARC4PY_RNG_RESEED_BYTES / 4);
+    s->since_seed = 0;
+    s->fork_gen = fork_gen;
+    s->stir_gen = stir_gen;
+    s->seeded = 1;
+    rng_wipe(seed, sizeof seed);
+#ifdef ARC4PY_TEST_HOOKS
+    __atomic_fetch_add(&rng_reseed_count, 1, __ATOMIC_RELAXED);
+#endif
+    return 0;
+}
+
+/* Fill the buffer with fresh keystream and rekey from its first 40 bytes. */
+static int refill(struct rng_state *s)
+{
+    int err;
+
+    if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = reseed(s)) != 0)
+        return err;
+    if (rng_tls_vdso != NULL) {
+        uint8_t m[RNG_REKEY_BYTES] = {0};
+
+        vdso_mix(m);
+        mix_key(s->chacha, m);
+        rng_wipe(m, sizeof m);
+    }
+    rng_active_core->blocks(s->chacha, s->buf,
+                            ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES);
+    rng_stack_scrub();
+    key_state(s->chacha, s->buf);
+    rng_wipe(s->buf, RNG_REKEY_BYTES);
+    s->left = ARC4PY_RNG_BUFFER_BYTES - RNG_REKEY_BYTES;
+    s->since_seed += ARC4PY_RNG_BUFFER_BYTES;
+    return 0;
+}
+
+/* Copy n bytes out of the buffer, wiping each one handed out. */
+static int take(struct rng_state *s, uint8_t *out, size_t n)
+{
+    while (n) {
+        size_t m;
+        uint8_t *src;
+        int err;
+
+        if ((s->left == 0 || !is_current(s)) && (err = refill(s)) != 0)
+            return err;
+        m = n < s->left ? n : s->left;
+        src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
+        memcpy(out, src, m);
+        rng_wipe(src, m);
+        s->left -= m;
+        out += m;
+        n -= m;
+    }
+    return 0;
+}
+
+/*
+ * Large requests: a one-time key drawn from the state generates the output
+ * straight into the caller's memory.  Chunks end at the state's reseed
+ * point, so the "reseed after 1 MiB" promise holds across small and large
+ * requests alike.
+ */
+static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
+{
+    uint8_t onetime[RNG_REKEY_BYTES], tail[ARC4PY_CHACHA20_BLOCK_BYTES];
+    uint32_t st[16];
+    int err = 0;
+
+    while (n) {
+        size_t chunk = n < ARC4PY_RNG_RESEED_BYTES / 2 ? n : ARC4PY_RNG_RESEED_BYTES / 2;
+        size_t blocks, rest;
+
+        if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
+            break;
+        if ((err = take(s, onetime, sizeof onetime)) != 0)
+            break;
+        /* Never past the reseed point: stop there and reseed next round. */
+        if (chunk > s->reseed_after - s->since_seed) {
+            chunk = (size_t)(s->reseed_after - s->since_seed);
+            if (chunk == 0)
+                continue;
+        }
+        blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
+        rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
+        vdso_mix(onetime);
+        key_state(st, onetime);
+        rng_active_core->blocks(st, out, blocks);
+        if (rest) {
+            rng_active_core->blocks(st, tail, 1);
+            memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, tail, rest);
+        }
+        rng_stack_scrub();
+        s->since_seed += chunk;
+        out += chunk;
+        n -= chunk;
+    }
+    rng_wipe(onetime, sizeof onetime);
+    rng_wipe(tail, sizeof tail);
+    rng_wipe(st, sizeof st);
+    return err;
+}
+
+RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
+{
+    struct rng_state *s;
+    int err = rng_state_get(&s);
+
+    if (err == 0)
+        err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
+                                           : take(s, dest, n);
+    if (err)
+        rng_wipe(dest, n); /* fail closed: no partial output survives */
+    return err;
+}
+
+static inline int take_fast(void *out, size_t n)
+{
+    return RNG_LIKELY(rng_take_buffered(out, n)) ? 0 : rng_buf_slow(out, n);
+}
+
+int arc4py_rng_buf(void *buf, size_t n) { return take_fast(buf, n); }
+int arc4py_rng_u32(uint32_t *out) { return take_fast(out, 4); }
+int arc4py_rng_u64(uint64_t *out) { return take_fast(out, 8); }
+
+/* Lemire's multiply-shift with rejection of the biased low products. */
+int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
+{
+    uint32_t r, threshold;
+    uint64_t m;
+    int err;
+
+    if ((err = arc4py_rng_u32(&r)) != 0)
+        return err;
+    if (upper_bound == 0) { /* 2**32: every value is fair */
+        *out = r;
+        return 0;
+    }
+    m = (uint64_t)r * upper_bound;
+    if ((uint32_t)m < upper_bound) {
+        threshold = (uint32_t)(-upper_bound) % upper_bound; /* 2**32 mod n */
+        while ((uint32_t)m < threshold) {
+            if ((err = arc4py_rng_u32(&r)) != 0)
+                return err;
+            m = (uint64_t)r * upper_bound;
+        }
+    }
+    *out = (uint32_t)(m >> 32);
+    return 0;
+}
+
+int arc4py_rng_stir(void)
+{
+    struct rng_state *s;
+    int err = rng_state_get(&s);
+
+    return err ? err : reseed(s);
+}
+
+int arc4py_rng_stir_all(void)
+{
+    /* First the generation, so every state seeded before this line (and
+       every buffer filled from one) is refused from here on. */
+    __atomic_fetch_add(&rng_stir_generation, 1, __ATOMIC_SEQ_CST);
+    return arc4py_rng_stir();
+}
+
+int arc4py_rng_select_core(const char *name)
+{
+    const arc4py_chacha20_core *core = arc4py_chacha20_find(name);
+
+    if (core == NULL)
+        return -1;
+    rng_active_core = core;
+    return 0;
+}
+
+const char *arc4py_rng_core_name(void)
+{
+    return rng_active_core ? rng_active_core->name : "none";
+}

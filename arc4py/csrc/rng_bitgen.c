@@ -1,0 +1,79 @@
+/*
+ * numpy's bitgen_t functions, straight into the per-thread generator.
+ *
+ * numpy calls these once per value through a function pointer, so each is
+ * the bare hot path: no stack frame, nothing passed through memory.  Every
+ * other case (no state yet, a refill, an error) is a cold function of its
+ * own, reached by a tail call.
+ */
+#include "rng_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* No error can be reported through numpy's bitgen_t: stop, loudly. */
+static void entropy_failure_abort(int err)
+{
+    fprintf(stderr, "arc4py: the OS could not provide entropy (errno %d: %s) "
+            "inside a numpy draw, which cannot report errors; aborting "
+            "rather than returning numbers that are not random\n",
+            err, strerror(err));
+    fflush(stderr);
+    abort();
+}
+
+static RNG_COLD_NOINLINE uint64_t bitgen_u64_slow(void)
+{
+    uint64_t r;
+    int err = rng_buf_slow(&r, 8);
+
+    if (err)
+        entropy_failure_abort(err);
+    return r;
+}
+
+static RNG_COLD_NOINLINE uint32_t bitgen_u32_slow(void)
+{
+    uint32_t r;
+    int err = rng_buf_slow(&r, 4);
+
+    if (err)
+        entropy_failure_abort(err);
+    return r;
+}
+
+/* 53 random bits in [0, 1), as numpy's own generators make them. */
+static inline double bits_to_double(uint64_t x)
+{
+    return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static RNG_COLD_NOINLINE double bitgen_double_slow(void)
+{
+    return bits_to_double(bitgen_u64_slow());
+}
+
+uint64_t arc4py_bitgen_u64(void *unused)
+{
+    uint64_t r;
+
+    (void)unused;
+    return RNG_LIKELY(rng_take_buffered(&r, 8)) ? r : bitgen_u64_slow();
+}
+
+uint32_t arc4py_bitgen_u32(void *unused)
+{
+    uint32_t r;
+
+    (void)unused;
+    return RNG_LIKELY(rng_take_buffered(&r, 4)) ? r : bitgen_u32_slow();
+}
+
+double arc4py_bitgen_double(void *unused)
+{
+    uint64_t r;
+
+    (void)unused;
+    return RNG_LIKELY(rng_take_buffered(&r, 8)) ? bits_to_double(r)
+                                                : bitgen_double_slow();
+}

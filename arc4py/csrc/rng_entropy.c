@@ -1,0 +1,241 @@
+/*
+ * Entropy from the OS: getrandom() (or /dev/urandom where the kernel lacks
+ * it) for seeds, and the kernel's vDSO getrandom (Linux >= 6.11), whose
+ * output changes when a VM is cloned, mixed into every refill's key.
+ */
+#define _GNU_SOURCE 1
+#include "rng_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__has_include)
+#if __has_include(<sys/random.h>)
+#include <sys/random.h>
+#define RNG_HAVE_GETRANDOM_FN 1
+#endif
+#if defined(__linux__) && __has_include(<sys/auxv.h>) && __has_include(<link.h>)
+#include <elf.h>
+#include <link.h>
+#include <sys/auxv.h>
+#define RNG_HAVE_VDSO_LOOKUP 1
+#endif
+#endif
+
+/* getrandom() returning 0 makes no progress (a seccomp filter can do it);
+   give up after this many in a row rather than spin forever. */
+#define RNG_ZERO_READS_MAX 8
+
+static int read_dev_urandom(uint8_t *p, size_t n)
+{
+    struct stat st;
+    int fd, err = 0;
+
+    do {
+        fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return errno ? errno : EIO;
+    /* Refuse a regular file or anything else planted in its place. */
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        close(fd);
+        return EIO;
+    }
+    while (n) {
+        ssize_t r = read(fd, p, n);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            err = r < 0 && errno ? errno : EIO;
+            break;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    close(fd);
+    return err;
+}
+
+int rng_os_entropy(uint8_t *p, size_t n)
+{
+    int zero_reads = 0;
+
+    while (n) {
+#ifdef RNG_HAVE_GETRANDOM_FN
+        ssize_t r = getrandom(p, n, 0);
+#else
+        ssize_t r = syscall(SYS_getrandom, p, n, 0);
+#endif
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == ENOSYS)
+                return read_dev_urandom(p, n);
+            return errno ? errno : EIO;
+        }
+        if (r == 0) {
+            if (++zero_reads >= RNG_ZERO_READS_MAX)
+                return EIO;
+            continue;
+        }
+        zero_reads = 0;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* ---- the vDSO getrandom ------------------------------------------------- */
+
+/* The kernel's documented interface (include/uapi/linux/random.h): called
+   with opaque_len ~0 it fills these parameters for the opaque states. */
+struct rng_vgetrandom_params {
+    uint32_t size_of_opaque_state;
+    uint32_t mmap_prot;
+    uint32_t mmap_flags;
+    uint32_t reserved[13];
+};
+
+typedef ssize_t (*rng_vgetrandom_fn)(void *buf, size_t len, unsigned flags,
+                                     void *opaque, size_t opaque_len);
+
+static rng_vgetrandom_fn vgetrandom;
+static struct rng_vgetrandom_params vparams;
+static size_t vstate_bytes;
+static int vdso_failed;
+
+#ifdef RNG_HAVE_VDSO_LOOKUP
+/* Symbols in a GNU hash table: past the highest bucket's chain end. */
+static size_t gnu_hash_count(const uint32_t *gh)
+{
+    uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_words = gh[2];
+    const uint32_t *buckets =
+        (const uint32_t *)((const ElfW(Addr) *)(gh + 4) + bloom_words);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t i, last = 0;
+
+    for (i = 0; i < nbuckets; i++)
+        if (buckets[i] > last)
+            last = buckets[i];
+    if (last < symoffset)
+        return symoffset;
+    while (!(chain[last - symoffset] & 1))
+        last++;
+    return (size_t)last + 1;
+}
+
+/* The address of a defined function symbol in the vDSO image, or NULL. */
+static void *vdso_symbol(const char *want)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+    const ElfW(Phdr) *ph;
+    const ElfW(Dyn) *dyn = NULL, *d;
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const uint32_t *hash = NULL, *gnu_hash = NULL;
+    uintptr_t base, bias = 0;
+    size_t i, nsyms;
+    int have_load = 0;
+
+    if (eh == NULL || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
+        return NULL;
+    base = (uintptr_t)eh;
+    ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
+    for (i = 0; i < eh->e_phnum; i++) {
+        if (ph[i].p_type == PT_LOAD && !have_load) {
+            bias = base + ph[i].p_offset - ph[i].p_vaddr;
+            have_load = 1;
+        } else if (ph[i].p_type == PT_DYNAMIC) {
+            dyn = (const ElfW(Dyn) *)(base + ph[i].p_offset);
+        }
+    }
+    if (!have_load || dyn == NULL)
+        return NULL;
+    /* The vDSO's dynamic entries hold link-time addresses: add the bias. */
+    for (d = dyn; d->d_tag != DT_NULL; d++) {
+        uintptr_t a = bias + d->d_un.d_ptr;
+
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)a; break;
+        case DT_STRTAB: strtab = (const char *)a; break;
+        case DT_HASH: hash = (const uint32_t *)a; break;
+        case DT_GNU_HASH: gnu_hash = (const uint32_t *)a; break;
+        default: break;
+        }
+    }
+    if (symtab == NULL || strtab == NULL || (hash == NULL && gnu_hash == NULL))
+        return NULL;
+    nsyms = hash != NULL ? hash[1] : gnu_hash_count(gnu_hash);
+    for (i = 0; i < nsyms; i++) {
+        const ElfW(Sym) *sym = &symtab[i];
+
+        if (ELF64_ST_TYPE(sym->st_info) == STT_FUNC &&
+            sym->st_shndx != SHN_UNDEF && strcmp(strtab + sym->st_name, want) == 0)
+            return (void *)(bias + sym->st_value);
+    }
+    return NULL;
+}
+#endif
+
+void rng_vdso_init(void)
+{
+#ifdef RNG_HAVE_VDSO_LOOKUP
+    rng_vgetrandom_fn fn = (rng_vgetrandom_fn)vdso_symbol("__vdso_getrandom");
+    long page = sysconf(_SC_PAGESIZE);
+
+    if (fn == NULL || page <= 0)
+        return;
+    memset(&vparams, 0, sizeof vparams);
+    if (fn(NULL, 0, 0, &vparams, ~(size_t)0) != 0 ||
+        vparams.size_of_opaque_state == 0 ||
+        vparams.size_of_opaque_state > (size_t)page)
+        return;
+    /* One state per thread, alone in its page(s): it may not cross one. */
+    vstate_bytes = (size_t)page;
+    vgetrandom = fn;
+#endif
+}
+
+void *rng_vdso_state_new(void)
+{
+    void *p;
+
+    if (vgetrandom == NULL)
+        return NULL;
+    p = mmap(NULL, vstate_bytes, (int)vparams.mmap_prot,
+             (int)vparams.mmap_flags, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void rng_vdso_state_free(void *opaque)
+{
+    if (opaque == NULL)
+        return;
+    rng_wipe(opaque, vstate_bytes); /* the vDSO's key for this thread */
+    munmap(opaque, vstate_bytes);
+}
+
+int rng_vdso_read(void *opaque, uint8_t *out, size_t n)
+{
+    ssize_t r = vgetrandom(out, n, 0, opaque, vparams.size_of_opaque_state);
+
+#ifdef ARC4PY_TEST_HOOKS
+    __atomic_fetch_add(&rng_vdso_calls, 1, __ATOMIC_RELAXED);
+#endif
+    if (r == (ssize_t)n)
+        return 0;
+    /* Never expected; the mixing is a bonus, so stop claiming it. */
+    __atomic_store_n(&vdso_failed, 1, __ATOMIC_RELAXED);
+    return r < 0 ? (int)-r : EIO;
+}
+
+int rng_vdso_is_healthy(void)
+{
+    return vgetrandom != NULL && !__atomic_load_n(&vdso_failed, __ATOMIC_RELAXED);
+}

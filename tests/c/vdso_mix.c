@@ -1,0 +1,64 @@
+/*
+ * Is the vDSO getrandom called where it should be?  Built from arc4py's C
+ * sources with ARC4PY_TEST_HOOKS (tests/test_vdso.py): one call per refill
+ * and one per direct-fill chunk while "vdso" is reported, none without it.
+ * Also checks the buffer after each refill (rekey bytes and bytes handed
+ * out zero, the rest not).  Prints "calls=<refill> <direct> vdso=<0|1>";
+ * exits 1 on a failed check.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rng_internal.h"
+
+static uint8_t big[3 << 20];
+
+static int buffer_ok(size_t handed)
+{
+    uint8_t buf[ARC4PY_RNG_BUFFER_BYTES];
+    size_t left, used, i, nonzero = 0;
+
+    if (arc4py_rng_debug_buffer(buf, sizeof buf, &left) != 0)
+        return 0;
+    used = sizeof buf - left;
+    if (used != RNG_REKEY_BYTES + handed)
+        return 0;
+    for (i = 0; i < used; i++)
+        if (buf[i])
+            return 0;
+    for (; i < sizeof buf; i++)
+        nonzero += buf[i] != 0;
+    return nonzero > left / 2;
+}
+
+int main(void)
+{
+    uint8_t b[100];
+    long before, refill_calls, direct_calls;
+    int i, vdso = (arc4py_rng_fork_protection() & ARC4PY_FORK_VDSO) != 0;
+
+    /* 10 refills: each stir empties the buffer, the draw refills it. */
+    before = __atomic_load_n(&rng_vdso_calls, __ATOMIC_RELAXED);
+    for (i = 0; i < 10; i++) {
+        if (arc4py_rng_stir() != 0 || arc4py_rng_buf(b, sizeof b) != 0)
+            return 2;
+        if (!buffer_ok(sizeof b)) {
+            printf("buffer check failed after refill %d\n", i);
+            return 1;
+        }
+    }
+    refill_calls = __atomic_load_n(&rng_vdso_calls, __ATOMIC_RELAXED) - before;
+    /* A 3 MiB fill: 512 KiB chunks, ending early at each reseed point (6 to
+       9 chunks), and a refill for the one-time keys after each reseed. */
+    if (arc4py_rng_stir() != 0)
+        return 2;
+    before = __atomic_load_n(&rng_vdso_calls, __ATOMIC_RELAXED);
+    if (arc4py_rng_buf(big, sizeof big) != 0)
+        return 2;
+    direct_calls = __atomic_load_n(&rng_vdso_calls, __ATOMIC_RELAXED) - before;
+    printf("calls=%ld %ld vdso=%d\n", refill_calls, direct_calls, vdso);
+    if (vdso)
+        return !(refill_calls == 10 && direct_calls >= 6 && direct_calls <= 9 + 9);
+    return !(refill_calls == 0 && direct_calls == 0);
+}

@@ -1,0 +1,52 @@
+"""No key that made handed-out output survives in dead stack (issue 11.1).
+
+tests/c/dead_stack.c is built from arc4py's C sources (every
+``arc4py/csrc/*.c``) with the flags setup.py uses.  For each core this CPU
+runs it draws a large direct fill and a refill, copies the 16 KiB of stack
+below the caller and searches it blindly for a ChaCha20 key (plain, spilled
+as a whole state, or as broadcast vectors) that regenerates the output.
+"""
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import arc4py
+
+REPO = Path(__file__).resolve().parent.parent
+PROGRAM = Path(__file__).resolve().parent / "c" / "dead_stack.c"
+
+
+@pytest.fixture(scope="module")
+def dead_stack(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler (cc/gcc/clang) to build tests/c/dead_stack.c")
+    sources = sorted((REPO / "arc4py" / "csrc").glob("*.c"))
+    if not sources:
+        pytest.skip("arc4py's C sources are not next to the tests")
+    exe = tmp_path_factory.mktemp("dead_stack") / "dead_stack"
+    proc = subprocess.run(
+        [cc, "-O3", "-fvisibility=hidden", "-Wall", "-Wextra",
+         "-I", str(REPO / "include"), "-I", str(REPO / "arc4py" / "csrc"),
+         *map(str, sources), str(PROGRAM), "-o", str(exe), "-lpthread"],
+        capture_output=True, text=True)
+    assert proc.returncode == 0, f"dead_stack.c did not build:\n{proc.stderr}"
+    return exe
+
+
+@pytest.mark.parametrize("core", arc4py.backends())
+def test_no_key_in_dead_stack(dead_stack, core):
+    proc = subprocess.run([str(dead_stack), core], capture_output=True,
+                          text=True, timeout=300)
+    lines = proc.stdout.split("\n")
+    assert f"{core} not-runnable" not in lines, (
+        f"backends() lists {core} but the C generator cannot select it")
+    results = {line.split()[1]: line for line in lines if line.strip()}
+    assert set(results) == {"direct", "refill"}, proc.stdout + proc.stderr
+    for case, line in results.items():
+        assert line.split()[2] == "clean", (
+            f"{core}, {case} draw: a key in dead stack regenerates the "
+            f"output ({line})")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
