@@ -19,6 +19,7 @@ CORE_SOURCES = [
     f"{CSRC}/chacha20_{isa}.c"
     for isa in ("generic", "sse2", "ssse3", "avx2", "avx512")
 ] + [f"{CSRC}/chacha20_dispatch.c", f"{CSRC}/generator.c"]
+CORE_SOURCES += [f"{CSRC}/capi.c"]  # the C API (arc4py/include/arc4py/capi.h)
 
 
 def flag(name):
@@ -42,9 +43,10 @@ if flag("ARC4PY_SANITIZE"):
     link_args += sanitize
 
 common = dict(
-    include_dirs=["include", CSRC],
+    include_dirs=["include", "arc4py/include", CSRC],
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
+    + glob.glob("arc4py/include/arc4py/*.h")
     + ["arc4py/_cdefs.pxd"],
     define_macros=macros,
     extra_compile_args=compile_args,

@@ -488,3 +488,20 @@ def _choose_at_import():
 
 _choose_at_import()
 del _choose_at_import
+
+
+# ---- the C API capsule (arc4py/include/arc4py/capi.h, arc4py/capi.pxd) ----
+# One versioned table (size and version first, fields only ever appended) for
+# C and Cython extensions; the functions are in arc4py/csrc/capi.c.
+
+cdef extern from *:
+    """
+    #define ARC4PY_CAPI_PROVIDER 1
+    #include "arc4py/capi.h"
+    extern const arc4py_capi arc4py_capi_table_v1;
+    #define arc4py_capi_table_ptr ((void *)&arc4py_capi_table_v1)
+    """
+    void *arc4py_capi_table_ptr
+    const char *ARC4PY_CAPI_CAPSULE
+
+_C_API = PyCapsule_New(arc4py_capi_table_ptr, ARC4PY_CAPI_CAPSULE, NULL)
