@@ -19,7 +19,7 @@ CORE_SOURCES = [
     f"{CSRC}/chacha20_{isa}.c"
     for isa in ("generic", "sse2", "ssse3", "avx2", "avx512")
 ] + [f"{CSRC}/chacha20_dispatch.c", f"{CSRC}/generator.c"]
-CORE_SOURCES += [f"{CSRC}/capi.c"]  # the C API (arc4py/include/arc4py/capi.h)
+CORE_SOURCES += [f"{CSRC}/capi.c", f"{CSRC}/pyfast.c"]  # C API, fast Python calls
 
 
 def flag(name):

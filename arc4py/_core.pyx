@@ -490,18 +490,15 @@ _choose_at_import()
 del _choose_at_import
 
 
-# ---- the C API capsule (arc4py/include/arc4py/capi.h, arc4py/capi.pxd) ----
-# One versioned table (size and version first, fields only ever appended) for
-# C and Cython extensions; the functions are in arc4py/csrc/capi.c.
+# ---- C API capsule and fast twins of the hot calls (csrc/pyfast.c) ---------
+# _C_API: arc4py/include/arc4py/capi.h's versioned table.  The twins serve
+# the common call in C and hand any other to the def above (same signature,
+# errors and docstring, with a __text_signature__).
+cdef extern from "pyfast.h":
+    object arc4py_capi_capsule()
+    object arc4py_pyfast_wrap(object def_, object module_name)
 
-cdef extern from *:
-    """
-    #define ARC4PY_CAPI_PROVIDER 1
-    #include "arc4py/capi.h"
-    extern const arc4py_capi arc4py_capi_table_v1;
-    #define arc4py_capi_table_ptr ((void *)&arc4py_capi_table_v1)
-    """
-    void *arc4py_capi_table_ptr
-    const char *ARC4PY_CAPI_CAPSULE
-
-_C_API = PyCapsule_New(arc4py_capi_table_ptr, ARC4PY_CAPI_CAPSULE, NULL)
+_C_API = arc4py_capi_capsule()
+arc4random, random_u32, random_u64, arc4random_buf = [
+    arc4py_pyfast_wrap(f, __name__)
+    for f in (arc4random, random_u32, random_u64, arc4random_buf)]

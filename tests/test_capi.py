@@ -312,3 +312,46 @@ def test_cannot_fail_calls_abort_on_entropy_failure(demo_dir, shim, mod, call):
     assert proc.returncode == -signal.SIGABRT, proc.stdout + proc.stderr
     assert "returned" not in proc.stdout
     assert ABORT_MESSAGE in proc.stderr
+
+
+# ---- the Python hot calls (arc4py/csrc/pyfast.c) -----------------------------
+
+@pytest.mark.parametrize("name,sig", [("arc4random", "(size=None)"),
+                                      ("random_u32", "(size=None)"),
+                                      ("random_u64", "(size=None)"),
+                                      ("arc4random_buf", "(n)")])
+def test_fast_calls_keep_signature_and_doc(name, sig):
+    import inspect
+    import pickle
+    f = getattr(arc4py, name)
+    assert str(inspect.signature(f)) == sig
+    assert f.__name__ == name and f.__module__ == "arc4py._core"
+    assert f.__doc__ and "random" in f.__doc__
+    assert pickle.loads(pickle.dumps(f)) is f
+
+
+def test_fast_calls_take_every_documented_form():
+    for f, top in ((arc4py.arc4random, 2 ** 32), (arc4py.random_u32, 2 ** 32),
+                   (arc4py.random_u64, 2 ** 64)):
+        for v in (f(), f(None), f(size=None)):
+            assert type(v) is int and 0 <= v < top
+    assert len(arc4py.arc4random_buf(n=7)) == 7
+    assert len(arc4py.arc4random_buf(True)) == 1          # an int subclass
+    assert len(arc4py.arc4random_buf(1 << 16)) == 1 << 16  # the GIL-free path
+    assert arc4py.arc4random_buf(0) == b""
+
+
+@pytest.mark.parametrize("args,kwargs,exc", [
+    ((-1,), {}, ValueError), ((1.5,), {}, TypeError), (("3",), {}, TypeError),
+    ((2 ** 70,), {}, OverflowError), ((), {}, TypeError), ((1, 2), {}, TypeError),
+    ((), {"size": 1}, TypeError)])
+def test_fast_buf_errors_are_the_defs(args, kwargs, exc):
+    with pytest.raises(exc):
+        arc4py.arc4random_buf(*args, **kwargs)
+
+
+def test_fast_u32_errors_are_the_defs():
+    with pytest.raises(TypeError):
+        arc4py.random_u32(1, 2)
+    with pytest.raises(TypeError):
+        arc4py.arc4random(bogus=1)
