@@ -57,6 +57,10 @@ extensions = [
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
 ]
 
+if sys.platform.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
+    extensions.append(Extension("arc4py._bench_capi_c", [f"{CSRC}/bench_capi.c"],
+                                libraries=["dl"], **common))
+
 try:
     import numpy
 except ImportError:  # numpy is a build requirement; this is for odd builds

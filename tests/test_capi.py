@@ -355,3 +355,45 @@ def test_fast_u32_errors_are_the_defs():
         arc4py.random_u32(1, 2)
     with pytest.raises(TypeError):
         arc4py.arc4random(bogus=1)
+
+
+# ---- arc4py bench --c-api: the shape of the C-level rows (never timing) -----
+
+@pytest.fixture(scope="module")
+def c_api_report():
+    from arc4py import _bench_capi
+    return _bench_capi.measure_c_api(quick=True)
+
+
+def test_bench_c_api_shape(c_api_report):
+    rep = c_api_report
+    assert set(rep) == {"columns", "rows", "skipped"}
+    assert rep["columns"][0] == "arc4py"
+    assert set(rep["columns"]) == {"arc4py", "libc", "libbsd", "openssl"}
+    labels = [r["label"] for r in rep["rows"]]
+    assert labels[0] == "arc4random"
+    assert {"arc4random_buf(16)", "arc4random_buf(32)", "arc4random_buf(64)",
+            "arc4random_buf(128)"} <= set(labels)
+    sizes = [r["size"] for r in rep["rows"]]
+    assert sizes[0] == 4 and {4096, 65536, 1 << 20} <= set(sizes)
+    for col, why in rep["skipped"].items():
+        assert col in rep["columns"] and isinstance(why, str) and why
+    if sys.platform.startswith("linux"):
+        assert "arc4py" not in rep["skipped"]
+    for row in rep["rows"]:
+        assert isinstance(row["label"], str) and type(row["size"]) is int
+        assert list(row["mbps"]) == rep["columns"]
+        for col, v in row["mbps"].items():
+            if col in rep["skipped"]:
+                assert v is None
+            else:
+                assert type(v) is float and v > 0
+
+
+def test_bench_c_api_printout():
+    proc = subprocess.run([sys.executable, "-m", "arc4py._bench_capi", "--quick"],
+                          env=_child_env(), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "arc4random_buf(16)" in proc.stdout and "fill 1 MiB" in proc.stdout
+    assert "arc4py/libbsd" in proc.stdout
