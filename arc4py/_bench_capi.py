@@ -30,6 +30,15 @@ ROWS = (
 COLUMNS = ("arc4py", "libc", "libbsd", "openssl")
 
 
+def _c_module():
+    """The compiled loops, or None and why (not built on this platform)."""
+    try:
+        from arc4py import _bench_capi_c
+    except ImportError as exc:
+        return None, f"the C timing module is not available: {exc}"
+    return _bench_capi_c, None
+
+
 def _best_rate(cmod, column, kind, size, target, repeats):
     """MB/s of one column and row: calibrate the call count so one run lasts
     about ``target`` seconds, then keep the fastest of ``repeats`` runs."""
@@ -54,18 +63,12 @@ def measure_c_api(quick: bool = False) -> dict:
     """
     target, repeats = (0.01, 3) if quick else (0.05, 5)
     skipped = {}
-    try:
-        from arc4py import _bench_capi_c as cmod
-    except ImportError as exc:  # not built here (a non-Linux build)
-        cmod = None
-        for col in COLUMNS:
-            skipped[col] = f"the C timing module is not available: {exc}"
-    columns = list(cmod.columns()) if cmod is not None else list(COLUMNS)
-    if cmod is not None:
-        for col in columns:
-            why = cmod.missing(col)
-            if why is not None:
-                skipped[col] = why
+    cmod, why_not = _c_module()
+    columns = list(COLUMNS) if cmod is None else list(cmod.columns())
+    for col in columns:
+        why = why_not if cmod is None else cmod.missing(col)
+        if why is not None:
+            skipped[col] = why
     rows = []
     for label, kind, size in ROWS:
         mbps = {}

@@ -390,10 +390,11 @@ def test_bench_c_api_shape(c_api_report):
                 assert type(v) is float and v > 0
 
 
-def test_bench_c_api_printout():
+def test_bench_c_api_printout(tmp_path):
+    # (not from the checkout, whose uncompiled arc4py/ would shadow the build)
     proc = subprocess.run([sys.executable, "-m", "arc4py._bench_capi", "--quick"],
-                          env=_child_env(), capture_output=True, text=True,
-                          timeout=300)
+                          cwd=str(tmp_path), env=_child_env(), capture_output=True,
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "arc4random_buf(16)" in proc.stdout and "fill 1 MiB" in proc.stdout
     assert "arc4py/libbsd" in proc.stdout
