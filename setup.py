@@ -39,7 +39,10 @@ CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES
 # the numpy adapters (see the top of rng.c).
 GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
     "rng", "rng_thread_state", "rng_entropy", "rng_bitgen", "rng_test_hooks")]
-CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES
+# The generator's C-API capsule table and the C entry points of the hot
+# Python calls.
+BINDING_SOURCES = [f"{CSRC}/capi.c", f"{CSRC}/pyfast.c"]
+CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
 
 
 macros = []
@@ -58,9 +61,10 @@ if flag("ARC4PY_SANITIZE"):
     link_args += sanitize
 
 common = dict(
-    include_dirs=["include", CSRC],
+    include_dirs=["include", "arc4py/include", CSRC],
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
+    + glob.glob("arc4py/include/arc4py/*.h")
     + ["arc4py/_cdefs.pxd"],
     define_macros=macros,
     extra_compile_args=compile_args,
@@ -70,6 +74,10 @@ common = dict(
 extensions = [
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
 ]
+
+if sys.platform.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
+    extensions.append(Extension("arc4py._bench_capi_c", [f"{CSRC}/bench_capi.c"],
+                                libraries=["dl"], **common))
 
 try:
     import numpy

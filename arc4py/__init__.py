@@ -53,6 +53,7 @@ __all__ = [
     "default_rng",
     "fill",
     "fork_protection",
+    "get_include",
     "randbelow",
     "randbits",
     "random",
@@ -126,6 +127,16 @@ class Random(_random.Random):
         raise NotImplementedError("arc4py.Random has no state to save or restore")
 
     getstate = setstate = _notimplemented
+
+
+# ---- C API --------------------------------------------------------------------
+
+def get_include():
+    """The directory holding ``arc4py/capi.h``, for ``include_dirs`` when
+    building a C or Cython extension against arc4py's C API (as
+    ``numpy.get_include()``)."""
+    import os
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 
 # ---- numpy (loaded on first use) --------------------------------------------

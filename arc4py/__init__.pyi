@@ -46,6 +46,7 @@ __all__ = [
     "default_rng",
     "fill",
     "fork_protection",
+    "get_include",
     "randbelow",
     "randbits",
     "random",
@@ -81,6 +82,10 @@ class Random(_random.Random):
     def seed(self, *args: object, **kwds: object) -> None: ...
     def getstate(self, *args: object, **kwds: object) -> NoReturn: ...
     def setstate(self, *args: object, **kwds: object) -> NoReturn: ...
+
+# ---- C API -------------------------------------------------------------------
+
+def get_include() -> str: ...
 
 # ---- numpy -------------------------------------------------------------------
 

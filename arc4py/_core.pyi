@@ -21,6 +21,7 @@ RESEED_INTERVAL: Final[int]
 BUFFER_BYTES: Final[int]
 
 _rng_api: CapsuleType
+_C_API: CapsuleType  # arc4py/include/arc4py/capi.h
 
 # ---- cores ---------------------------------------------------------------
 

@@ -541,3 +541,17 @@ def _choose_at_import():
 
 _choose_at_import()
 del _choose_at_import
+
+
+# ---- C API capsule and fast twins of the hot calls (csrc/pyfast.c) ---------
+# _C_API: arc4py/include/arc4py/capi.h's versioned table.  The twins serve
+# the common call in C and hand any other to the def above (same signature,
+# errors and docstring, with a __text_signature__).
+cdef extern from "pyfast.h":
+    object arc4py_capi_capsule()
+    object arc4py_pyfast_wrap(object def_, object module_name)
+
+_C_API = arc4py_capi_capsule()
+arc4random, random_u32, random_u64, arc4random_buf = [
+    arc4py_pyfast_wrap(f, __name__)
+    for f in (arc4random, random_u32, random_u64, arc4random_buf)]

@@ -54,6 +54,7 @@ def hooks_build(tmp_path_factory):
             shutil.copy2(REPO / name, root / name)
     shutil.copytree(REPO / "include", root / "include")
     shutil.copytree(REPO / "arc4py" / "csrc", root / "arc4py" / "csrc")
+    shutil.copytree(REPO / "arc4py" / "include", root / "arc4py" / "include")  # C API header
     for src in (REPO / "arc4py").iterdir():
         # Only _core carries the hooks: leave the numpy extension out so the
         # build stays short (arc4py loads arc4py._numpy lazily).

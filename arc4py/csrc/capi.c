@@ -1,0 +1,87 @@
+/*
+ * The functions behind arc4py's C API (arc4py/include/arc4py/capi.h): thin
+ * shells over the generator's public entry points, with the BSD contract
+ * (cannot fail) for three of them and an errno result for fill().
+ * arc4py/_core.pyx puts arc4py_capi_table_v1 into the capsule.
+ */
+#define ARC4PY_CAPI_PROVIDER 1
+#include "arc4py/capi.h"
+#include "arc4py/generator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define CAPI_COLD __attribute__((cold, noinline, noreturn))
+#else
+#define CAPI_COLD
+#endif
+
+/* The caller has no way to hear of an error: stop rather than hand out
+   numbers that are not random (as the numpy path does). */
+static CAPI_COLD void capi_entropy_abort(int err)
+{
+    fprintf(stderr, "arc4py: the OS could not provide entropy (errno %d: %s) "
+            "inside a C API call (arc4py_arc4random*), which cannot report "
+            "errors; aborting rather than returning numbers that are not "
+            "random\n", err, strerror(err));
+    fflush(stderr);
+    abort();
+}
+
+static uint32_t capi_arc4random(void)
+{
+    uint32_t r;
+    int err = arc4py_rng_u32(&r);
+
+    if (err)
+        capi_entropy_abort(err);
+    return r;
+}
+
+static void capi_arc4random_buf(void *buf, size_t n)
+{
+    int err = arc4py_rng_buf(buf, n);
+
+    if (err)
+        capi_entropy_abort(err);
+}
+
+static uint32_t capi_arc4random_uniform(uint32_t upper_bound)
+{
+    uint32_t r;
+    int err;
+
+    /* BSD's contract; the generator itself reads 0 as 2**32. */
+    if (upper_bound < 2)
+        return 0;
+    err = arc4py_rng_uniform(upper_bound, &r);
+    if (err)
+        capi_entropy_abort(err);
+    return r;
+}
+
+static int capi_fill(void *buf, size_t n)
+{
+    int err = arc4py_rng_buf(buf, n);
+
+    if (err && n) {
+        /* What the caller's buffer held must not pass for output. */
+        memset(buf, 0, n);
+#if defined(__GNUC__)
+        /* Tell the compiler the zeros are read, so they are not dropped. */
+        __asm__ __volatile__("" : : "r"(buf) : "memory");
+#endif
+    }
+    return err;
+}
+
+const arc4py_capi arc4py_capi_table_v1 = {
+    sizeof(arc4py_capi),
+    ARC4PY_CAPI_VERSION,
+    capi_arc4random,
+    capi_arc4random_buf,
+    capi_arc4random_uniform,
+    capi_fill,
+};

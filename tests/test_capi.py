@@ -1,0 +1,400 @@
+"""arc4py's C API (arc4py/capi.pxd, arc4py/include/arc4py/capi.h), used the
+way a third-party extension uses it: tests/capi_ext/ holds a Cython module
+and a C module, built here against the *installed* arc4py with setuptools
+and ``include_dirs=[arc4py.get_include()]``.
+"""
+import array
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+import arc4py
+from arc4py import _core
+from test_reseed_and_erasure import hooks_build  # noqa: F401 (a fixture)
+
+HERE = Path(__file__).resolve().parent
+DEMO_SOURCES = HERE / "capi_ext"
+SHIM_SOURCE = HERE / "shims" / "getrandom_shim.c"
+ABORT_MESSAGE = "arc4py: the OS could not provide entropy"
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="the LD_PRELOAD entropy shim is Linux-only")
+
+
+def _cc():
+    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    """The demo extensions, built once in a temporary directory."""
+    if _cc() is None:
+        pytest.skip("no C compiler to build an extension against the C API")
+    pytest.importorskip("Cython", reason="Cython builds the demo extension")
+    out = tmp_path_factory.mktemp("capi_demo")
+    for f in DEMO_SOURCES.iterdir():
+        if f.is_file():
+            shutil.copy(f, out)
+    proc = subprocess.run(
+        [sys.executable, "setup_demo.py", "build_ext", "--inplace"],
+        cwd=str(out), env=_child_env(), capture_output=True, text=True,
+        timeout=600)
+    assert proc.returncode == 0, (
+        f"demo extensions did not build:\n{proc.stdout}\n{proc.stderr}")
+    return out
+
+
+@pytest.fixture(scope="module", params=["cython", "c"])
+def demo(request, demo_dir):
+    """The Cython-built and the C-built demo module, in turn."""
+    sys.path.insert(0, str(demo_dir))
+    try:
+        name = {"cython": "capi_demo_cy", "c": "capi_demo_c"}[request.param]
+        mod = __import__(name)
+    finally:
+        sys.path.remove(str(demo_dir))
+    return mod
+
+
+def _child_env(*extra):
+    env = dict(os.environ)
+    # The arc4py this process imported, whatever the current directory.
+    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(p) for p in extra] + [pkg_parent]
+        + [p for p in [env.get("PYTHONPATH")] if p])
+    return env
+
+
+def u32(raw):
+    return array.array("I", raw)
+
+
+def test_get_include_holds_the_header():
+    inc = Path(arc4py.get_include())
+    assert inc.is_absolute()
+    header = (inc / "arc4py" / "capi.h").read_text()
+    for name in ("arc4py_arc4random", "arc4py_arc4random_buf",
+                 "arc4py_arc4random_uniform", "arc4py_fill", "arc4py_import",
+                 "ARC4PY_CAPI_CAPSULE", "ARC4PY_CAPI_VERSION"):
+        assert name in header
+    assert (Path(arc4py.__file__).parent / "capi.pxd").is_file()
+    assert "get_include" in arc4py.__all__
+
+
+def test_capsule_table_is_versioned():
+    import ctypes
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    ptr = get_pointer(_core._C_API, b"arc4py._core._C_API")
+    size = ctypes.c_size_t.from_address(ptr).value
+    version = ctypes.c_uint.from_address(ptr + ctypes.sizeof(ctypes.c_size_t)).value
+    assert version >= 1
+    # size and version, then four function pointers, none of them NULL.
+    first_fn = 2 * ctypes.sizeof(ctypes.c_size_t)
+    assert size >= first_fn + 4 * ctypes.sizeof(ctypes.c_void_p)
+    fns = (ctypes.c_void_p * 4).from_address(ptr + first_fn)
+    assert all(fns)
+
+
+def test_values(demo):
+    vals = u32(demo.u32s(20000))
+    assert len(vals) == 20000
+    assert len(set(vals)) > 19990          # 32-bit values: a few repeats at most
+    assert max(vals) >= 2 ** 31 and min(vals) < 2 ** 28
+    assert sum(bin(v).count("1") for v in vals) / (32 * 20000) == pytest.approx(0.5, abs=0.01)
+    chunks = demo.bufs(16, 5000)
+    assert len(chunks) == 80000
+    assert len({chunks[i:i + 16] for i in range(0, len(chunks), 16)}) == 5000
+    assert demo.bufs(0, 3) == b""
+    big = demo.bufs(3 << 20, 1)                # past the direct and reseed sizes
+    assert big.count(0) < len(big) // 200 and len(set(big[-4096:])) > 200
+
+
+@pytest.mark.parametrize("bound", [2, 3, 6, 7, 1000, 2 ** 31 + 1, 2 ** 32 - 1])
+def test_uniform_bounds(demo, bound):
+    vals = u32(demo.uniforms(bound, 6000))
+    assert max(vals) < bound
+    if bound <= 7:
+        # every residue, each near 6000 / bound (well inside 6 sigma)
+        for r in range(bound):
+            expect = 6000 / bound
+            assert abs(vals.count(r) - expect) < 6 * (expect ** 0.5)
+    else:
+        assert max(vals) > bound // 2
+
+
+def test_uniform_zero_and_one_give_zero(demo):
+    assert set(u32(demo.uniforms(0, 100))) == {0}
+    assert set(u32(demo.uniforms(1, 100))) == {0}
+
+
+def test_fill_succeeds(demo):
+    buf = bytearray(b"\xaa" * 5000)
+    assert demo.fill_into(buf) == 0
+    assert buf.count(0xAA) < 100
+    assert demo.fill_into(bytearray()) == 0
+
+
+def test_eight_threads_without_the_gil(demo):
+    """Eight threads draw at once (each C loop runs with the GIL released);
+    no 16-byte block repeats within or across threads, or against Python."""
+    results = [None] * 8
+    barrier = threading.Barrier(8)
+
+    def work(i):
+        barrier.wait()
+        out = []
+        for _ in range(20):
+            out.append(demo.bufs(16, 500))
+            out.append(demo.u32s(400))
+        results[i] = out
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    blocks = set()
+    total = 0
+    for out in results:
+        for raw in out:
+            for i in range(0, len(raw), 16):
+                blocks.add(raw[i:i + 16])
+                total += 1
+    for _ in range(2000):
+        blocks.add(arc4py.arc4random_buf(16))
+        total += 1
+    assert len(blocks) == total
+
+
+def test_c_and_python_draws_interleaved_never_repeat(demo):
+    seen = set()
+    n = 0
+    for _ in range(500):
+        for chunk in (demo.bufs(16, 1), arc4py.arc4random_buf(16),
+                      demo.u32s(4), arc4py.arc4random_buf(48)[:16]):
+            seen.add(chunk)
+            n += 1
+    assert len(seen) == n
+
+
+def test_c_calls_draw_the_calling_threads_stream(demo_dir, hooks_build, tmp_path):
+    """The next C draw is exactly the next unread bytes of the thread's
+    buffer that Python calls use: one stream, not a second generator.
+    (Run on the test-hooks build of test_reseed_and_erasure.py, which can
+    show a thread's buffer; the demo modules reach it through the capsule.)"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(hooks_build), str(demo_dir)]))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import arc4py, capi_demo_c, capi_demo_cy
+        from arc4py import _core
+        ok = []
+        for mod in (capi_demo_c, capi_demo_cy):
+            arc4py.arc4random_buf(16)              # this thread has a state
+            raw, left = _core._debug_buffer()
+            if left < 64:
+                arc4py.arc4random_buf(left)        # start a fresh buffer
+                raw, left = _core._debug_buffer()
+            ahead = raw[len(raw) - left:]
+            ok.append(mod.bufs(16, 1) == ahead[:16])
+            ok.append(mod.u32s(1) == ahead[16:20])
+            ok.append(arc4py.arc4random_buf(8) == ahead[20:28])
+        print(arc4py.__file__, ok)
+    """)], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    path, ok = proc.stdout.split(" ", 1)
+    assert path.startswith(str(hooks_build))
+    assert ok.strip() == str([True] * 6)
+
+
+def test_reimport_is_harmless(demo_dir):
+    sys.path.insert(0, str(demo_dir))
+    try:
+        import capi_demo_c
+    finally:
+        sys.path.remove(str(demo_dir))
+    assert capi_demo_c.reimport() is None
+
+
+def _run(code, demo_dir, **env_extra):
+    env = _child_env(demo_dir)
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                          cwd=str(demo_dir), env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
+def test_import_error_when_arc4py_cannot_be_imported(demo_dir, mod):
+    proc = _run(f"""
+        import sys
+        sys.modules["arc4py"] = None              # arc4py cannot be imported
+        try:
+            import {mod}
+        except ImportError as e:
+            print("ImportError", e)
+    """, demo_dir)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ImportError"), proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
+def test_import_error_for_a_too_old_table(demo_dir, tmp_path, mod):
+    """A provider whose table lacks a field this header needs is refused."""
+    fake = tmp_path / "arc4py"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("from arc4py import _core\n")
+    (fake / "_core.py").write_text(textwrap.dedent("""
+        import ctypes
+        # size = 16 (room for size and version only), version = 1
+        _table = (ctypes.c_size_t * 2)(16, 1)
+        _name = ctypes.create_string_buffer(b"arc4py._core._C_API")
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        _C_API = new(ctypes.addressof(_table), _name, None)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(demo_dir)]))
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        try:
+            import {mod}
+        except ImportError as e:
+            print("ImportError", e)
+    """)], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ImportError") and "too small" in proc.stdout
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory):
+    cc = _cc()
+    if cc is None:
+        pytest.skip("no C compiler to build the getrandom shim")
+    out = tmp_path_factory.mktemp("shim") / "libgetrandom_shim.so"
+    proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(out),
+                           str(SHIM_SOURCE), "-ldl"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return str(out)
+
+
+@linux_only
+@pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
+def test_fill_reports_errno_and_wipes(demo_dir, shim, mod):
+    proc = _run(f"""
+        import {mod} as m
+        small, big = bytearray(b"\\xaa" * 64), bytearray(b"\\xaa" * (3 << 20))
+        print(m.fill_into(small), m.fill_into(big), any(small), any(big))
+    """, demo_dir, LD_PRELOAD=shim, GETRANDOM_SHIM="eperm",
+        GETRANDOM_SHIM_CALLER="arc4py")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(errno.EPERM), str(errno.EPERM),
+                                   "False", "False"]
+
+
+@linux_only
+@pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
+@pytest.mark.parametrize("call", ["u32s(1)", "bufs(16, 1)", "uniforms(10, 1)"])
+def test_cannot_fail_calls_abort_on_entropy_failure(demo_dir, shim, mod, call):
+    proc = _run(f"""
+        import {mod} as m
+        print("returned", m.{call})
+    """, demo_dir, LD_PRELOAD=shim, GETRANDOM_SHIM="eperm",
+        GETRANDOM_SHIM_CALLER="arc4py")
+    assert proc.returncode == -signal.SIGABRT, proc.stdout + proc.stderr
+    assert "returned" not in proc.stdout
+    assert ABORT_MESSAGE in proc.stderr
+
+
+# ---- the Python hot calls (arc4py/csrc/pyfast.c) -----------------------------
+
+@pytest.mark.parametrize("name,sig", [("arc4random", "(size=None)"),
+                                      ("random_u32", "(size=None)"),
+                                      ("random_u64", "(size=None)"),
+                                      ("arc4random_buf", "(n)")])
+def test_fast_calls_keep_signature_and_doc(name, sig):
+    import inspect
+    import pickle
+    f = getattr(arc4py, name)
+    assert str(inspect.signature(f)) == sig
+    assert f.__name__ == name and f.__module__ == "arc4py._core"
+    assert f.__doc__ and "random" in f.__doc__
+    assert pickle.loads(pickle.dumps(f)) is f
+
+
+def test_fast_calls_take_every_documented_form():
+    for f, top in ((arc4py.arc4random, 2 ** 32), (arc4py.random_u32, 2 ** 32),
+                   (arc4py.random_u64, 2 ** 64)):
+        for v in (f(), f(None), f(size=None)):
+            assert type(v) is int and 0 <= v < top
+    assert len(arc4py.arc4random_buf(n=7)) == 7
+    assert len(arc4py.arc4random_buf(True)) == 1          # an int subclass
+    assert len(arc4py.arc4random_buf(1 << 16)) == 1 << 16  # the GIL-free path
+    assert arc4py.arc4random_buf(0) == b""
+
+
+@pytest.mark.parametrize("args,kwargs,exc", [
+    ((-1,), {}, ValueError), ((1.5,), {}, TypeError), (("3",), {}, TypeError),
+    ((2 ** 70,), {}, OverflowError), ((), {}, TypeError), ((1, 2), {}, TypeError),
+    ((), {"size": 1}, TypeError)])
+def test_fast_buf_errors_are_the_defs(args, kwargs, exc):
+    with pytest.raises(exc):
+        arc4py.arc4random_buf(*args, **kwargs)
+
+
+def test_fast_u32_errors_are_the_defs():
+    with pytest.raises(TypeError):
+        arc4py.random_u32(1, 2)
+    with pytest.raises(TypeError):
+        arc4py.arc4random(bogus=1)
+
+
+# ---- arc4py bench --c-api: the shape of the C-level rows (never timing) -----
+
+@pytest.fixture(scope="module")
+def c_api_report():
+    from arc4py import _bench_capi
+    return _bench_capi.measure_c_api(quick=True)
+
+
+def test_bench_c_api_shape(c_api_report):
+    rep = c_api_report
+    assert set(rep) == {"columns", "rows", "skipped"}
+    assert rep["columns"][0] == "arc4py"
+    assert set(rep["columns"]) == {"arc4py", "libc", "libbsd", "openssl"}
+    labels = [r["label"] for r in rep["rows"]]
+    assert labels[0] == "arc4random"
+    assert {"arc4random_buf(16)", "arc4random_buf(32)", "arc4random_buf(64)",
+            "arc4random_buf(128)"} <= set(labels)
+    sizes = [r["size"] for r in rep["rows"]]
+    assert sizes[0] == 4 and {4096, 65536, 1 << 20} <= set(sizes)
+    for col, why in rep["skipped"].items():
+        assert col in rep["columns"] and isinstance(why, str) and why
+    if sys.platform.startswith("linux"):
+        assert "arc4py" not in rep["skipped"]
+    for row in rep["rows"]:
+        assert isinstance(row["label"], str) and type(row["size"]) is int
+        assert list(row["mbps"]) == rep["columns"]
+        for col, v in row["mbps"].items():
+            if col in rep["skipped"]:
+                assert v is None
+            else:
+                assert type(v) is float and v > 0
+
+
+def test_bench_c_api_printout(tmp_path):
+    # (not from the checkout, whose uncompiled arc4py/ would shadow the build)
+    proc = subprocess.run([sys.executable, "-m", "arc4py._bench_capi", "--quick"],
+                          cwd=str(tmp_path), env=_child_env(), capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "arc4random_buf(16)" in proc.stdout and "fill 1 MiB" in proc.stdout
+    assert "arc4py/libbsd" in proc.stdout
