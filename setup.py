@@ -17,7 +17,8 @@ import sys
 
 from setuptools import Extension, setup
 
-CSRC = "arc4py/csrc"
+CSRC = "arc4py/csrc"  # the C cores and the C generator
+CBIND = "arc4py/cbind"  # C for the binding layer: C-API table, fast calls, C bench
 
 
 def flag(name):
@@ -41,7 +42,7 @@ GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
     "rng", "rng_thread_state", "rng_entropy", "rng_bitgen", "rng_test_hooks")]
 # The generator's C-API capsule table and the C entry points of the hot
 # Python calls.
-BINDING_SOURCES = [f"{CSRC}/capi.c", f"{CSRC}/pyfast.c"]
+BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/pyfast.c"]
 CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
 
 
@@ -61,9 +62,9 @@ if flag("ARC4PY_SANITIZE"):
     link_args += sanitize
 
 common = dict(
-    include_dirs=["include", "arc4py/include", CSRC],
+    include_dirs=["include", "arc4py/include", CSRC, CBIND],
     # Rebuild when a header changes, not only a source.
-    depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
+    depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h") + glob.glob(f"{CBIND}/*.h")
     + glob.glob("arc4py/include/arc4py/*.h")
     + ["arc4py/_cdefs.pxd"],
     define_macros=macros,
@@ -76,7 +77,7 @@ extensions = [
 ]
 
 if sys.platform.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
-    extensions.append(Extension("arc4py._bench_capi_c", [f"{CSRC}/bench_capi.c"],
+    extensions.append(Extension("arc4py._bench_capi_c", [f"{CBIND}/bench_capi.c"],
                                 libraries=["dl"], **common))
 
 try:

@@ -2,7 +2,7 @@
 
 The same rows as the Python report (``arc4random``, ``arc4random_buf(16)``
 ... ``(128)``, and 4 KiB, 64 KiB and 1 MiB requests), measured as C calls in
-a compiled loop (arc4py/csrc/bench_capi.c) for:
+a compiled loop (arc4py/cbind/bench_capi.c) for:
 
   arc4py   arc4py's C API (arc4py/capi.h), through its capsule
   libc     the C library's arc4random / arc4random_buf (glibc >= 2.36)

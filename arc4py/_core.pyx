@@ -543,7 +543,7 @@ _choose_at_import()
 del _choose_at_import
 
 
-# ---- C API capsule and fast twins of the hot calls (csrc/pyfast.c) ---------
+# ---- C API capsule and fast twins of the hot calls (cbind/pyfast.c) ---------
 # _C_API: arc4py/include/arc4py/capi.h's versioned table.  The twins serve
 # the common call in C and hand any other to the def above (same signature,
 # errors and docstring, with a __text_signature__).

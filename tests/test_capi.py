@@ -314,7 +314,7 @@ def test_cannot_fail_calls_abort_on_entropy_failure(demo_dir, shim, mod, call):
     assert ABORT_MESSAGE in proc.stderr
 
 
-# ---- the Python hot calls (arc4py/csrc/pyfast.c) -----------------------------
+# ---- the Python hot calls (arc4py/cbind/pyfast.c) -----------------------------
 
 @pytest.mark.parametrize("name,sig", [("arc4random", "(size=None)"),
                                       ("random_u32", "(size=None)"),

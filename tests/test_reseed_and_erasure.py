@@ -53,17 +53,12 @@ def hooks_build(tmp_path_factory):
         if (REPO / name).exists():
             shutil.copy2(REPO / name, root / name)
     shutil.copytree(REPO / "include", root / "include")
-    shutil.copytree(REPO / "arc4py" / "csrc", root / "arc4py" / "csrc")
-    shutil.copytree(REPO / "arc4py" / "include", root / "arc4py" / "include")  # C API header
-    for src in (REPO / "arc4py").iterdir():
-        # Only _core carries the hooks: leave the numpy extension out so the
-        # build stays short (arc4py loads arc4py._numpy lazily).
-        if src.name.startswith("_numpy"):
-            continue
-        if src.suffix in (".py", ".pyx", ".pxd", ".pyi", ".typed") or (
-                src.suffix == ".c" and src.is_file()):
-            # copy2 keeps mtimes, so an up-to-date generated _core.c is reused.
-            shutil.copy2(src, root / "arc4py" / src.name)
+    # The whole package source; only _core carries the hooks, so the numpy
+    # extension is left out to keep the build short (arc4py loads
+    # arc4py._numpy lazily).  copytree keeps mtimes, so an up-to-date
+    # generated _core.c is reused.
+    shutil.copytree(REPO / "arc4py", root / "arc4py", ignore=shutil.ignore_patterns(
+        "_numpy*", "*.so", "__pycache__"))
     env = dict(os.environ, ARC4PY_TEST_HOOKS="1")
     env.pop("ARC4PY_SANITIZE", None)
     proc = subprocess.run(

@@ -15,6 +15,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <errno.h>
 #include <string.h>
 
 #include "arc4py/generator.h"
@@ -38,10 +39,22 @@ enum { FAST_ARC4RANDOM, FAST_RANDOM_U32, FAST_RANDOM_U64, FAST_BUF, FAST_N };
 static PyObject *fallback[FAST_N];
 static PyObject *doc_bytes[FAST_N];
 
-/* The OSError of arc4py/_core.pyx's _raise_os_error(), word for word. */
+/* The error of the bindings' _raise_os_error() (arc4py/_common.pxd), word
+   for word: MemoryError when no state could be mapped, else OSError. */
+static PyObject *no_memory_error(void)
+{
+    PyErr_SetString(PyExc_MemoryError,
+                    "arc4py: no memory for the generator's state");
+    return NULL;
+}
+
 static PyObject *entropy_error(int err)
 {
-    PyObject *args = Py_BuildValue(
+    PyObject *args;
+
+    if (err == ENOMEM)
+        return no_memory_error();
+    args = Py_BuildValue(
         "(iN)", err,
         PyUnicode_FromFormat("arc4py: the OS could not provide entropy: %s",
                              strerror(err)));
