@@ -54,14 +54,12 @@ class Arc4pySource(Source):
     kind = "core"
 
     def __init__(self, core):
-        import arc4py
-        self.arc4py = arc4py
         self.core = core
         self.key = self.label = f"arc4py:{core}"
         self.description = f"arc4py on the {core} core"
 
     def job(self, row):
-        a = self.arc4py
+        import arc4py as a
         if row.kind == "u32":
             return loop0, (a.arc4random,)
         if row.kind == "buf":
@@ -95,11 +93,11 @@ class NumpySource(Source):
 
     def __init__(self):
         import numpy
-        self.numpy = numpy
+        self.default_rng = numpy.random.default_rng
         self.description += f", numpy {numpy.__version__}"
 
     def job(self, row):
-        rng = self.numpy.random.default_rng()   # one per thread
+        rng = self.default_rng()   # one per thread
         return loop1, (rng.bytes, row.size)
 
 
@@ -112,7 +110,6 @@ class LibcSource(Source):
         import ctypes
 
         from arc4py.cli.machine import libc_version
-        self.ctypes = ctypes
         lib = ctypes.CDLL(None)
         missing = [s for s in ("arc4random", "arc4random_buf")
                    if not hasattr(lib, s)]
@@ -125,7 +122,7 @@ class LibcSource(Source):
             self.description += f", {version}"
 
     def job(self, row):
-        ct = self.ctypes
+        import ctypes as ct
         lib = ct.CDLL(None)   # own function objects per thread
         if row.kind == "u32":
             f = lib.arc4random

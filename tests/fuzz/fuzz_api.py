@@ -53,6 +53,9 @@ if atheris is not None and __name__ == "__main__" and "--random" not in sys.argv
 else:
     import arc4py
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from helpers import BUFFER_BYTES, DIRECT_BYTES, REKEY_BYTES  # noqa: E402
+
 try:
     import numpy as np
 except ImportError:
@@ -129,9 +132,12 @@ class Data:
         return "".join(chr(0x20 + x % 0x5f) for x in b)
 
 
+# the generator's limits: first direct request, what a refill leaves, a buffer
+_DIRECT, _REFILL = DIRECT_BYTES, BUFFER_BYTES - REKEY_BYTES
 SPECIAL = sorted({0, 1, 2, 3, 4, 7, 8, 12, 15, 16, 17, 31, 32, 33, 40, 63, 64, 65,
-                  127, 128, 255, 256, 257, 1023, 1024, 2047, 2048, 2049, 3031, 3032,
-                  3033, 3072, 4095, 4096, 16383, 16384, 16385, 65535, 65536,
+                  127, 128, 255, 256, 257, 1023, 1024, _DIRECT - 1, _DIRECT,
+                  _DIRECT + 1, _REFILL - 1, _REFILL, _REFILL + 1, BUFFER_BYTES,
+                  4095, 4096, 16383, 16384, 16385, 65535, 65536,
                   MIB - 1, MIB, MIB + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 2,
                   2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 53, 2 ** 61, 2 ** 62,
                   2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1, 2 ** 64, 2 ** 64 + 1, 2 ** 100,
@@ -302,7 +308,8 @@ def make_numpy(d):
 
 def make_buffer(d):
     k = d.byte() % 17
-    n = d.pick([0, 1, 15, 16, 17, 63, 64, 100, 2047, 2048, 3072, 4097, 16384, 70000])
+    n = d.pick([0, 1, 15, 16, 17, 63, 64, 100, _DIRECT - 1, _DIRECT,
+                BUFFER_BYTES, 4097, 16384, 70000])
     if k == 0:
         return bytearray(n)
     if k == 1:

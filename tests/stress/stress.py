@@ -45,48 +45,30 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 import arc4py
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from helpers import (  # noqa: E402 - tests/ is on the path from here on
+    BUFFER_BYTES,
+    DIRECT_BYTES,
+    REKEY_BYTES,
+    rss_kib,
+    state_pages_kib,
+    write_all,
+)
+
 try:
     import numpy as np
 except ImportError:  # the numpy calls are skipped, the rest runs
     np = None
 
+#: Request sizes around the generator's limits: the last buffered size, the
+#: first direct one, a refill's worth, past a whole buffer.
+MID_SIZES = (100, DIRECT_BYTES - 1, DIRECT_BYTES,
+             BUFFER_BYTES - REKEY_BYTES, BUFFER_BYTES + 1, 5000)
 RAW_FORK = sys.platform.startswith("linux") and platform.machine() == "x86_64"
 SYS_FORK = 57  # x86_64
 
 
 # ---- helpers -------------------------------------------------------------------
-
-def rss_kib():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
-
-
-def state_pages_kib():
-    """Total size of the mappings marked wipe-on-fork: the generator states
-    (nothing else in a Python process asks for MADV_WIPEONFORK)."""
-    total = 0
-    size = 0
-    try:
-        with open("/proc/self/smaps") as f:
-            for line in f:
-                if line.startswith("Size:"):
-                    size = int(line.split()[1])
-                elif line.startswith("VmFlags:"):
-                    if " wf" in line:
-                        total += size
-    except OSError:
-        return -1
-    return total
-
-
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
 
 class Failure(Exception):
     pass
@@ -224,7 +206,7 @@ def worker(idx, stop, ready, outs, errors, counts, pauser):
         rnd = arc4py.Random()
         rng = arc4py.default_rng() if np is not None else None
         buf_small = bytearray(16)
-        buf_mid = bytearray(pick.choice([100, 2047, 2048, 3000, 5000]))
+        buf_mid = bytearray(pick.choice(MID_SIZES))
         buf_big = bytearray(pick.choice([1 << 14, 100_000, 1 << 20]))
         ready.wait()
         rounds = 0
