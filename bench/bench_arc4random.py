@@ -16,7 +16,7 @@ if any((_root / "arc4py").glob("_core*.so")) or any(
         (_root / "arc4py").glob("_core*.pyd")):
     sys.path.insert(0, str(_root))
 
-from arc4py.cli.bench import build_parser, run  # noqa: E402 - after the path
+from arc4py.cli.bench import build_parser, run  # noqa: E402 - after sys.path
 
 
 def main(argv=None):

@@ -24,6 +24,7 @@ At 1 MiB it prints the ratios the cores are held to:
 Usage: python bench/bench_cores.py [--quick] [--json] [--check]
 """
 import argparse
+import importlib.util
 import json
 import platform
 import sys
@@ -44,8 +45,9 @@ def _import_arc4py():
 
 arc4py = _import_arc4py()
 
-# The bench's own timing, table and machine code (arc4py/cli/).
-from arc4py.cli.machine import cpu_model  # noqa: E402 - after the path
+# The bench's own timing, table and machine code (arc4py/cli/), from the
+# tree _import_arc4py() chose: hence below it, not at the top.
+from arc4py.cli.machine import cpu_model  # noqa: E402
 from arc4py.cli.report import fmt_rate, size_label, table  # noqa: E402
 from arc4py.cli.timing import (  # noqa: E402
     MB,
@@ -170,11 +172,10 @@ def main(argv=None):
     openssl = None
     skipped = None
     if not args.no_openssl:
-        try:
-            import cryptography.hazmat.primitives.ciphers  # noqa: F401 - probe
+        if importlib.util.find_spec("cryptography") is not None:
             openssl = "OpenSSL"
             sources[openssl] = openssl_call
-        except ImportError:
+        else:
             skipped = ("OpenSSL: skipped: the cryptography package is not "
                        "installed (pip install cryptography)")
 

@@ -91,7 +91,8 @@ def test_stress_reduced(tmp_path):
     args = [TESTS_DIR / "stress" / "stress.py", "--quick"]
     if SANITIZED:
         args.append("--no-rss-limit")  # ASan's quarantine holds freed memory
-    res = last_json(run_python(args, cwd=tmp_path, timeout=600))
+    proc = run_python(args, cwd=tmp_path, timeout=600)
+    res = last_json(proc)
     assert res["errors"] == 0, proc.stdout + proc.stderr
     assert res["repeats"] == 0 and res["cycle_repeats"] == 0
     assert res["forks"] == 50 and res["hung_children"] == 0

@@ -23,7 +23,7 @@ def test_thread_churn_never_repeats():
     """500 short-lived threads, a few alive at a time, so thread stacks,
     TLS slots and state pages get reused."""
     seen = []
-    for batch in range(50):
+    for _ in range(50):
         results = run_threads(
             10, lambda i: [arc4py.arc4random_buf(16) for _ in range(20)]
             + [arc4py.arc4random().to_bytes(4, "little")

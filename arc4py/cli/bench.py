@@ -188,8 +188,7 @@ def _measure_in_subprocess(core, rows, threads, duration):
     # run where that arc4py lives: `-m` puts the cwd first on sys.path, and
     # a source tree there (without its built extension) would shadow it
     proc = subprocess.run(cmd, env=child_env(ARC4PY_BACKEND=core),
-                          cwd=arc4py_home(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+                          cwd=arc4py_home(), capture_output=True, text=True)
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines() or [f"exit status "
                                                      f"{proc.returncode}"]

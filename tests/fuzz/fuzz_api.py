@@ -54,7 +54,7 @@ else:
     import arc4py
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from helpers import BUFFER_BYTES, DIRECT_BYTES, REKEY_BYTES  # noqa: E402
+from helpers import BUFFER_BYTES, DIRECT_BYTES, REKEY_BYTES
 
 try:
     import numpy as np

@@ -18,7 +18,7 @@ import sys
 import arc4py
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from helpers import (  # noqa: E402 - tests/ is on the path from here on
+from helpers import (
     BUFFER_BYTES,
     DIRECT_BYTES,
     REKEY_BYTES,
@@ -43,11 +43,12 @@ ERRORS = (TypeError, ValueError, OverflowError, MemoryError, BufferError,
 
 
 def expect_error(fn, *exc):
+    expected = exc or ERRORS
     try:
         fn()
-    except exc or ERRORS:
+    except expected:
         return
-    raise AssertionError(f"{fn} did not raise {exc or ERRORS}")
+    raise AssertionError(f"{fn} did not raise {expected}")
 
 
 def generator_calls():
@@ -105,7 +106,7 @@ def buffers():
         assert n == want, (t, n)
     targets[7].close()  # the mmap
     for ro in (b"abc", memoryview(b"abc"), memoryview(bytearray(8)).toreadonly()):
-        expect_error(lambda: arc4py.fill(ro), TypeError)
+        expect_error(lambda ro=ro: arc4py.fill(ro), TypeError)
     expect_error(lambda: arc4py.fill(memoryview(bytearray(64))[::2]),
                  ValueError, BufferError)
     if np is not None:

@@ -40,13 +40,10 @@ import time
 import traceback
 import warnings
 
-# Python 3.12+ warns when a process with threads forks: that is the point here.
-warnings.filterwarnings("ignore", category=DeprecationWarning)
-
 import arc4py
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from helpers import (  # noqa: E402 - tests/ is on the path from here on
+from helpers import (
     BUFFER_BYTES,
     DIRECT_BYTES,
     REKEY_BYTES,
@@ -64,6 +61,9 @@ except ImportError:  # the numpy calls are skipped, the rest runs
 #: first direct one, a refill's worth, past a whole buffer.
 MID_SIZES = (100, DIRECT_BYTES - 1, DIRECT_BYTES,
              BUFFER_BYTES - REKEY_BYTES, BUFFER_BYTES + 1, 5000)
+# Python 3.12+ warns when a process with threads forks: that is the point here.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+
 RAW_FORK = sys.platform.startswith("linux") and platform.machine() == "x86_64"
 SYS_FORK = 57  # x86_64
 
