@@ -7,6 +7,7 @@ on them (``cc``, ``getrandom_shim``) are in conftest.py.
     run_threads                                      threads started together
     find_cc / build_shared / build_getrandom_shim / shim_env   C helpers
     state_pages_kib / rss_kib / write_all            Linux process facts, pipes
+    check / Failure                                  a standalone script's checks
     BUFFER_BYTES / DIRECT_BYTES / REKEY_BYTES        the generator's sizes
 """
 import json
@@ -25,7 +26,7 @@ from arc4py._core import BUFFER_BYTES, RESEED_INTERVAL
 from arc4py.cli.bytes import DIRECT_BYTES  # COORDINATOR: from arc4py._core
 
 __all__ = [
-    "BUFFER_BYTES", "DIRECT_BYTES", "LINUX", "PKG_PARENT", "REKEY_BYTES",
+    "BUFFER_BYTES", "DIRECT_BYTES", "LINUX", "Failure", "check", "PKG_PARENT", "REKEY_BYTES",
     "REPO", "RESEED_INTERVAL", "SHIM_SOURCE", "TESTS_DIR", "build_getrandom_shim",
     "build_shared", "child_env", "find_cc", "last_json", "rss_kib",
     "run_child", "run_python", "run_threads", "shim_env", "state_pages_kib",
@@ -199,6 +200,16 @@ def state_pages_kib():
     except OSError:
         return -1
     return total
+
+
+class Failure(Exception):
+    """A check of a standalone script (tests/stress) did not hold."""
+
+
+def check(cond, what):
+    """Raise Failure(what) unless ``cond``."""
+    if not cond:
+        raise Failure(what)
 
 
 def write_all(fd, data):
