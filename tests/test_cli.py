@@ -412,6 +412,20 @@ def test_c_api_missing_is_a_clear_error(monkeypatch, capsys):
     assert len(captured.err.splitlines()) == 1
 
 
+def test_c_api_failure_is_reported(monkeypatch, capsys):
+    def measure_c_api(quick=False):
+        raise OSError("dlopen: libarc4py_capi.so: cannot open shared object")
+
+    module = types.ModuleType("arc4py._bench_capi")
+    module.measure_c_api = measure_c_api
+    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", module)
+    assert main(["bench", "--c-api", *TINY]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("arc4py bench: error: --c-api: dlopen: "
+                            "libarc4py_capi.so: cannot open shared object\n")
+
+
 def test_bytes_loads_no_numpy_and_no_bench_engine():
     proc = run_child("""
         import sys

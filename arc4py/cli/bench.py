@@ -304,7 +304,11 @@ def run(args):
         report = collect(cores, args.compare, rows, threads, duration,
                          child=getattr(args, "child", False))
         if measure_c_api is not None:
-            report["c_api"] = measure_c_api(quick=bool(args.quick))
+            try:
+                report["c_api"] = measure_c_api(quick=bool(args.quick))
+            except (OSError, RuntimeError, ValueError) as exc:
+                sys.stderr.write(f"arc4py bench: error: --c-api: {exc}\n")
+                return 1
     except UsageError as exc:
         sys.stderr.write(f"arc4py bench: error: {exc}\n")
         return 2
