@@ -482,12 +482,12 @@ def test_draw_from_signal_handler():
     assert len(set(values)) == len(values)
 
 
-def test_draws_at_interpreter_shutdown(tmp_path):
+def test_draws_at_interpreter_shutdown(tmp_path, child):
     """An atexit handler, a module global's __del__ during finalisation and
     daemon threads still drawing while the interpreter exits: no crash, and
     what was drawn is distinct."""
     out = tmp_path / "out.txt"
-    proc = run_child(f"""
+    proc = child(f"""
         import atexit, threading, arc4py
         OUT = {str(out)!r}
 
@@ -511,7 +511,7 @@ def test_draws_at_interpreter_shutdown(tmp_path):
         for _ in range(4):
             threading.Thread(target=spin, daemon=True).start()
         write("main", arc4py.arc4random_buf(16))
-    """, cwd=tmp_path)
+    """)
     assert proc.returncode == 0, proc.stderr
     lines = out.read_text().split()
     tags = lines[0::2]
