@@ -24,13 +24,11 @@ At 1 MiB it prints the ratios the cores are held to:
 Usage: python bench/bench_cores.py [--quick] [--json] [--check]
 """
 import argparse
+import importlib.util
 import json
-import os
 import platform
 import sys
-import time
 from functools import partial
-from itertools import repeat
 from pathlib import Path
 
 
@@ -47,9 +45,20 @@ def _import_arc4py():
 
 arc4py = _import_arc4py()
 
-MB = 10 ** 6
+# The bench's own timing, table and machine code (arc4py/cli/), from the
+# tree _import_arc4py() chose: hence below it, not at the top.
+from arc4py.cli.machine import cpu_model  # noqa: E402
+from arc4py.cli.report import fmt_rate, size_label, table  # noqa: E402
+from arc4py.cli.timing import (  # noqa: E402
+    MB,
+    UNROLL,
+    Progress,
+    calibrate,
+    loop0,
+    time_batch,
+)
+
 SIZES = (64, 256, 1 << 10, 4 << 10, 64 << 10, 1 << 20)
-UNROLL = 8
 
 #: (numerator, denominator, bar or None) at 1 MiB.
 RATIOS = (
@@ -59,19 +68,6 @@ RATIOS = (
     ("avx512", "avx2", 1.5),
 )
 OPENSSL_BAR = 0.97
-
-
-def _loop(n, f):
-    for _ in repeat(None, n):
-        f(); f(); f(); f(); f(); f(); f(); f()  # noqa: E702
-
-
-def size_label(n):
-    if n >= 1 << 20:
-        return f"{n >> 20} MiB"
-    if n >= 1 << 10:
-        return f"{n >> 10} KiB"
-    return f"{n} B"
 
 
 def core_call(name, size):
@@ -95,46 +91,8 @@ def openssl_version():
     try:
         from cryptography.hazmat.backends.openssl.backend import backend
         return backend.openssl_version_text()
-    except Exception:
+    except (ImportError, AttributeError):
         return None
-
-
-def calibrate(f, target):
-    """Trips of _loop so that one timing takes about ``target`` seconds."""
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        _loop(n, f)
-        dt = time.perf_counter() - t0
-        if dt >= target:
-            return n
-        n = n * 16 if dt < target / 64 else max(n + 1,
-                                                int(n * target / dt * 1.05))
-
-
-def cpu_model():
-    try:
-        from arc4py._bench import cpu_model as model
-        return model()
-    except ImportError:
-        return platform.processor() or platform.machine()
-
-
-class Progress:
-    def __init__(self, total):
-        self.total, self.done = total, 0
-        self.on = sys.stderr.isatty()
-
-    def tick(self, text):
-        self.done += 1
-        if self.on:
-            sys.stderr.write(f"\r\x1b[K[{self.done}/{self.total}] {text}")
-            sys.stderr.flush()
-
-    def close(self):
-        if self.on:
-            sys.stderr.write("\r\x1b[K")
-            sys.stderr.flush()
 
 
 def measure(sources, sizes, rounds, duration):
@@ -144,21 +102,18 @@ def measure(sources, sizes, rounds, duration):
     progress = Progress(len(calls) * (rounds + 1))
     batches = {}
     for key, f in calls.items():          # calibrate (and warm up)
-        batches[key] = calibrate(f, duration)
-        progress.tick(f"calibrating {key[0]} {size_label(key[1])}")
+        batches[key] = calibrate(loop0, (f,), duration)
+        progress.tick(f"calibrating {key[0]} {size_label(key[1], 'B')}")
     best = {s: {n: 0.0 for n in sizes} for s in names}
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in sizes:
             for s in order:
-                f, trips = calls[(s, n)], batches[(s, n)]
-                t0 = time.perf_counter()
-                _loop(trips, f)
-                dt = time.perf_counter() - t0
-                rate = trips * UNROLL * n / dt / MB
-                if rate > best[s][n]:
-                    best[s][n] = rate
-                progress.tick(f"round {r + 1}/{rounds} {s} {size_label(n)}")
+                trips = batches[(s, n)]
+                dt = time_batch(loop0, (calls[(s, n)],), trips)
+                best[s][n] = max(best[s][n], trips * UNROLL * n / dt / MB)
+                progress.tick(f"round {r + 1}/{rounds} {s} "
+                              f"{size_label(n, 'B')}")
     progress.close()
     return best
 
@@ -178,10 +133,6 @@ def ratios(best, cores, openssl):
         out.append({"name": f"fastest ({fastest})/OpenSSL", "value": v,
                     "bar": OPENSSL_BAR, "ok": v >= OPENSSL_BAR})
     return out
-
-
-def fmt_rate(x):
-    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
 
 
 def main(argv=None):
@@ -221,11 +172,10 @@ def main(argv=None):
     openssl = None
     skipped = None
     if not args.no_openssl:
-        try:
-            import cryptography  # noqa: F401
+        if importlib.util.find_spec("cryptography") is not None:
             openssl = "OpenSSL"
             sources[openssl] = openssl_call
-        except ImportError:
+        else:
             skipped = ("OpenSSL: skipped: the cryptography package is not "
                        "installed (pip install cryptography)")
 
@@ -257,16 +207,9 @@ def main(argv=None):
               f"{platform.python_version()}"
               + (f"; {openssl_version()}" if openssl else ""))
         print()
-        header = ["size"] + cols
-        lines = [[size_label(n)] + [fmt_rate(best[c][n]) for c in cols]
+        lines = [[size_label(n, "B")] + [fmt_rate(best[c][n]) for c in cols]
                  for n in SIZES]
-        widths = [max(len(r[i]) for r in [header] + lines)
-                  for i in range(len(header))]
-        for k, r in enumerate([header] + lines):
-            print("  ".join([r[0].ljust(widths[0])]
-                            + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]))
-            if k == 0:
-                print("  ".join("-" * w for w in widths))
+        print("\n".join(table(["size"] + cols, lines)))
         print()
         print("ratios at 1 MiB:")
         for r in rs:

@@ -9,11 +9,10 @@ prints figures and says which bars they meet.
 import argparse
 import os
 import random
-import threading
-import time
 import timeit
 
 import arc4py
+from arc4py.cli.timing import MB, batch_target, calibrate, loop1, measure_multi
 
 
 def best_ns_per_call(stmt, glb, number, rounds):
@@ -46,27 +45,14 @@ def openssl_fill_1mib():
 
 
 def threaded_fill_mbps(nthreads, seconds=1.0, size=8 << 20):
-    done = [0] * nthreads
-    stop = time.perf_counter() + seconds
-    barrier = threading.Barrier(nthreads)
+    """Aggregate MB/s of ``nthreads`` threads each filling its own
+    ``size``-byte buffer for ``seconds`` (the bench's own timing code)."""
+    def job():
+        return loop1, (arc4py.fill, bytearray(size))
 
-    def worker(i):
-        buf = bytearray(size)
-        barrier.wait()
-        n = 0
-        while time.perf_counter() < stop:
-            arc4py.fill(buf)
-            n += 1
-        done[i] = n
-
-    start = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(nthreads)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - start
-    return sum(done) * size / elapsed / 1e6
+    batch = calibrate(*job(), batch_target(seconds))
+    calls, elapsed = measure_multi(job, nthreads, seconds, batch)
+    return calls * size / elapsed / MB
 
 
 def main():

@@ -1,52 +1,35 @@
 """The command line: python -m arc4py bench | info | bytes.
 
-Every command runs in a subprocess of this interpreter that imports the same
-arc4py as the tests: it runs in the directory holding that arc4py (so that
-`python -m` never finds a source tree without its built extension first),
-with that directory on PYTHONPATH for an in-place build.
+Every command runs in a child interpreter that imports the same arc4py as
+the tests (helpers.child_env), from an empty directory, with no
+ARC4PY_BACKEND unless a test sets one.  The --c-api rendering is checked in
+process with a fake arc4py._bench_capi: its figures are the fake's, not
+timings.
 """
 import importlib.util
 import json
-import os
 import string
 import subprocess
 import sys
+import types
 
 import pytest
 
 import arc4py
 from arc4py.__main__ import main, parse_count
+from arc4py.cli import report
+from arc4py.cli.bytes import DIRECT_BYTES, MAX_REQUEST_SIZE
+from helpers import child_env, run_child, run_python
 
-HOME = os.path.dirname(os.path.dirname(os.path.abspath(arc4py.__file__)))
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 # the fastest core in a child with no ARC4PY_BACKEND
 FIRST_CORE = arc4py.backends()[0]
 
 
-def _site_dirs():
-    import site
-    dirs = list(getattr(site, "getsitepackages", lambda: [])())
-    if getattr(site, "ENABLE_USER_SITE", False):
-        dirs.append(site.getusersitepackages())
-    return {os.path.realpath(d) for d in dirs}
-
-
-def child_env(**extra):
-    env = dict(os.environ)
-    env.pop("ARC4PY_BACKEND", None)
-    if os.path.realpath(HOME) not in _site_dirs():   # an in-place build
-        env["PYTHONPATH"] = os.pathsep.join(
-            [HOME] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                      if p])
-    env.update(extra)
-    return env
-
-
 def cli(*args, env=None, timeout=120):
     """Run ``python -m arc4py *args``; the CompletedProcess (bytes)."""
-    return subprocess.run([sys.executable, "-m", "arc4py", *args],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          env=env or child_env(), cwd=HOME, timeout=timeout)
+    return run_python(["-m", "arc4py", *args], text=False, timeout=timeout,
+                      env=env or child_env(ARC4PY_BACKEND=None))
 
 
 def one_line(stderr):
@@ -146,7 +129,7 @@ def test_bytes_differ_between_runs():
 
 
 @pytest.mark.parametrize("n, k", [(0, 16), (1, 16), (1000, 16), (1000, 7),
-                                  (70000, 2047), (300000, 1)])
+                                  (70000, MAX_REQUEST_SIZE), (300000, 1)])
 def test_bytes_from_small_requests_exact_length(n, k):
     r = cli("bytes", str(n), "--request-size", str(k))
     assert r.returncode == 0, r.stderr
@@ -167,7 +150,12 @@ def test_bytes_from_small_requests_hex():
     assert set(digits[:-1]) <= set(string.hexdigits.lower())
 
 
-@pytest.mark.parametrize("bad", ["0", "2048", "-1", "x", "1.5"])
+def test_request_size_limit_is_the_buffered_path():
+    # from DIRECT_BYTES on, a request bypasses the buffer: not that path
+    assert MAX_REQUEST_SIZE == DIRECT_BYTES - 1 > 0
+
+
+@pytest.mark.parametrize("bad", ["0", str(DIRECT_BYTES), "-1", "x", "1.5"])
 def test_bytes_bad_request_size(bad):
     r = cli("bytes", "10", "--request-size", bad)
     assert r.returncode == 2
@@ -176,11 +164,12 @@ def test_bytes_bad_request_size(bad):
 
 
 @pytest.mark.parametrize("extra", [[], ["--hex"], ["--request-size", "16"]])
-def test_endless_stream_into_a_closed_pipe(extra):
+def test_endless_stream_into_a_closed_pipe(extra, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "arc4py", "bytes", "-",
                              *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=child_env(), cwd=HOME)
+                            env=child_env(ARC4PY_BACKEND=None),
+                            cwd=str(tmp_path))
     try:
         head = proc.stdout.read(100)
         proc.stdout.close()          # the reader goes away, like head -c 100
@@ -337,3 +326,115 @@ def test_bench_plot(tmp_path):
         assert "pip install 'arc4py[plot]'" in line
         assert not png.exists()
         assert r.stdout == b""
+
+
+# ---- bench --c-api (a fake C-API bench: rendering, not timing) ---------------
+
+FAKE_C_API = {
+    "columns": ["arc4py", "libbsd", "libc", "openssl"],
+    "rows": [
+        {"label": "arc4random", "size": 4,
+         "mbps": {"arc4py": 400.0, "libbsd": 100.0, "libc": 200.0,
+                  "openssl": None}},
+        {"label": "arc4random_buf(16)", "size": 16,
+         "mbps": {"arc4py": 1600.0, "libbsd": 800.0, "libc": 400.0,
+                  "openssl": None}},
+    ],
+    "skipped": {"openssl": "libcrypto.so.3 not found"},
+}
+TINY = ["--rows", "fill4k", "--duration", "0.005", "--threads", "1"]
+
+
+@pytest.fixture
+def fake_c_api(monkeypatch):
+    calls = []
+
+    def measure_c_api(quick=False):
+        calls.append(quick)
+        return json.loads(json.dumps(FAKE_C_API))
+
+    module = types.ModuleType("arc4py._bench_capi")
+    module.measure_c_api = measure_c_api
+    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", module)
+    return calls
+
+
+def test_c_api_table(fake_c_api, capsys):
+    assert main(["bench", "--c-api", "--quick", *TINY]) == 0
+    assert fake_c_api == [True]
+    out = capsys.readouterr().out
+    assert "fill 4 KiB" in out          # the Python-level report comes first
+    lines = out[out.index("C API"):].splitlines()
+    assert "vs libbsd" in lines[0]
+    assert lines[1].split() == ["request", "arc4py", "libbsd", "libc",
+                                "openssl"]
+    assert lines[3].split() == ["arc4random", "400", "(4.00x)", "100",
+                                "200", "(2.00x)", "-"]
+    assert lines[4].split() == ["arc4random_buf(16)", "1,600", "(2.00x)",
+                                "800", "400", "(0.50x)", "-"]
+    assert "openssl: skipped: libcrypto.so.3 not found." in out
+
+
+def test_c_api_json(fake_c_api, capsys):
+    assert main(["bench", "--c-api", "--json", *TINY]) == 0
+    assert fake_c_api == [False]
+    out = json.loads(capsys.readouterr().out)
+    assert out["c_api"] == FAKE_C_API
+    assert out["figures"]
+
+
+def test_c_api_without_libbsd_has_no_ratios():
+    c_api = {"columns": ["arc4py", "libc"], "skipped": {"libbsd": "absent"},
+             "rows": [{"label": "arc4random", "size": 4,
+                       "mbps": {"arc4py": 50.0, "libc": 25.0}}]}
+    lines = report.format_c_api(c_api)
+    assert "ratio" not in lines[0]
+    assert lines[3].split() == ["arc4random", "50.0", "25.0"]
+    assert "libbsd: skipped: absent." in lines[-1]
+
+
+@pytest.mark.skipif(not HAVE_MATPLOTLIB, reason="matplotlib is not installed "
+                    "(pip install 'arc4py[plot]')")
+def test_c_api_plot(fake_c_api, tmp_path, capsys):
+    png = tmp_path / "c.png"
+    assert main(["bench", "--c-api", *TINY, "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot written to {png}" in capsys.readouterr().out
+
+
+def test_c_api_missing_is_a_clear_error(monkeypatch, capsys):
+    # None in sys.modules makes the import fail, as in a build without it
+    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", None)
+    assert main(["bench", "--c-api", *TINY]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "this build has no C-API bench" in captured.err
+    assert len(captured.err.splitlines()) == 1
+
+
+def test_c_api_failure_is_reported(monkeypatch, capsys):
+    def measure_c_api(quick=False):
+        raise OSError("dlopen: libarc4py_capi.so: cannot open shared object")
+
+    module = types.ModuleType("arc4py._bench_capi")
+    module.measure_c_api = measure_c_api
+    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", module)
+    assert main(["bench", "--c-api", *TINY]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == ("arc4py bench: error: --c-api: dlopen: "
+                            "libarc4py_capi.so: cannot open shared object\n")
+
+
+def test_bytes_loads_no_numpy_and_no_bench_engine():
+    proc = run_child("""
+        import sys
+        from arc4py.cli import main
+        assert main(["bytes", "16"]) == 0
+        heavy = [m for m in ("numpy", "matplotlib", "ctypes", "arc4py._numpy")
+                 if m in sys.modules]
+        sys.stderr.write(repr(heavy))
+    """, env=child_env(ARC4PY_BACKEND=None), text=False)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout) == 16
+    assert proc.stderr == b"[]"

@@ -19,7 +19,6 @@ tests/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
 ENOSYS, EINTR from the C library's wrapper); nothing here repeats it.
 See VALIDATION.md for the long runs and their results.
 """
-import json
 import os
 import re
 import shutil
@@ -30,41 +29,21 @@ import textwrap
 import threading
 import time
 import weakref
-from pathlib import Path
 
 import pytest
 
 import arc4py
 from entropy_calls import CHILD_SOURCE, check_all_failed
+from helpers import (
+    LINUX,
+    TESTS_DIR,
+    child_env,
+    last_json,
+    run_child,
+    run_python,
+)
 
-HERE = Path(__file__).resolve().parent
-PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
-LINUX = sys.platform.startswith("linux")
 SANITIZED = os.environ.get("ARC4PY_SANITIZED", "") not in ("", "0")
-
-
-def child_env(**extra):
-    """The environment of a child interpreter that imports this arc4py."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [PKG_PARENT] + [p for p in [env.get("PYTHONPATH")] if p])
-    env.update(extra)
-    return env
-
-
-def run_py(code, tmp_path, timeout=120, **extra_env):
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                          env=child_env(**extra_env), cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=timeout)
-
-
-def last_json(proc):
-    assert proc.returncode == 0, (
-        f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout[-3000:]}\n"
-        f"stderr:\n{proc.stderr[-3000:]}")
-    lines = proc.stdout.strip().splitlines()
-    assert lines, f"child printed nothing; stderr:\n{proc.stderr[-3000:]}"
-    return json.loads(lines[-1])
 
 
 # ---- 1. statistical battery (short) -------------------------------------------
@@ -76,7 +55,7 @@ def last_json(proc):
 def test_dieharder_quick_default_core(tmp_path, request_size):
     # The stream of large fills (one-time keys), and the buffered path that
     # small requests take.
-    script = HERE / "stats" / "run_dieharder.sh"
+    script = TESTS_DIR / "stats" / "run_dieharder.sh"
     core = arc4py.backend()
     extra = [] if request_size is None else ["--request-size", str(request_size)]
     tag = "" if request_size is None else f"-request{request_size}"
@@ -96,11 +75,8 @@ def test_dieharder_quick_default_core(tmp_path, request_size):
 
 def test_fuzz_api_short_run(tmp_path):
     seed = int.from_bytes(os.urandom(4), "little")
-    proc = subprocess.run(
-        [sys.executable, str(HERE / "fuzz" / "fuzz_api.py"), "--random", "20000",
-         "--seed", str(seed)],
-        env=child_env(), cwd=str(tmp_path), capture_output=True, text=True,
-        timeout=600)
+    proc = run_python([TESTS_DIR / "fuzz" / "fuzz_api.py", "--random", "20000",
+                       "--seed", seed], cwd=tmp_path, timeout=600)
     assert proc.returncode == 0, (
         f"fuzz finding (seed {seed}; rerun: python tests/fuzz/fuzz_api.py "
         f"--random 20000 --seed {seed}):\n{proc.stdout[-2000:]}\n"
@@ -112,11 +88,10 @@ def test_fuzz_api_short_run(tmp_path):
 
 @pytest.mark.skipif(not LINUX, reason="reads /proc/self/status and smaps")
 def test_stress_reduced(tmp_path):
-    args = [sys.executable, str(HERE / "stress" / "stress.py"), "--quick"]
+    args = [TESTS_DIR / "stress" / "stress.py", "--quick"]
     if SANITIZED:
         args.append("--no-rss-limit")  # ASan's quarantine holds freed memory
-    proc = subprocess.run(args, env=child_env(), cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=600)
+    proc = run_python(args, cwd=tmp_path, timeout=600)
     res = last_json(proc)
     assert res["errors"] == 0, proc.stdout + proc.stderr
     assert res["repeats"] == 0 and res["cycle_repeats"] == 0
@@ -193,7 +168,8 @@ def deny_getrandom(err):
 def seccomp_child(code, tmp_path):
     if not LINUX:
         pytest.skip("seccomp is Linux-only")
-    res = last_json(run_py(SECCOMP_PRELUDE + textwrap.dedent(code), tmp_path))
+    res = last_json(run_child(SECCOMP_PRELUDE + textwrap.dedent(code),
+                              cwd=tmp_path))
     if "skip" in res:
         pytest.skip(res["skip"])
     return res
@@ -388,15 +364,8 @@ import arc4py
 
 FIRST = sys.argv[1]   # whose pthread key is made first: "arc4py" or "ours"
 N = int(sys.argv[2])
-
-def state_pages():
-    total = size = 0
-    for line in open("/proc/self/smaps"):
-        if line.startswith("Size:"):
-            size = int(line.split()[1])
-        elif line.startswith("VmFlags:") and " wf" in line:
-            total += size
-    return total
+sys.path.insert(0, sys.argv[3])   # tests/, for helpers
+from helpers import state_pages_kib as state_pages
 
 libc = ctypes.CDLL(None)
 DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -463,10 +432,8 @@ def test_draw_from_pthread_key_destructor(tmp_path, first):
     and no state page left behind."""
     script = tmp_path / "keys.py"
     script.write_text(PTHREAD_KEY_CHILD)
-    proc = subprocess.run([sys.executable, str(script), first, "300"],
-                          env=child_env(), cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=300)
-    res = last_json(proc)
+    res = last_json(run_python([script, first, 300, TESTS_DIR], cwd=tmp_path,
+                               timeout=300))
     assert res["errors"] == [], res
     assert res["n"] == 600 and res["distinct"] and res["paired"], res
     assert res["after"] == res["before"], (
@@ -515,12 +482,12 @@ def test_draw_from_signal_handler():
     assert len(set(values)) == len(values)
 
 
-def test_draws_at_interpreter_shutdown(tmp_path):
+def test_draws_at_interpreter_shutdown(tmp_path, child):
     """An atexit handler, a module global's __del__ during finalisation and
     daemon threads still drawing while the interpreter exits: no crash, and
     what was drawn is distinct."""
     out = tmp_path / "out.txt"
-    proc = run_py(f"""
+    proc = child(f"""
         import atexit, threading, arc4py
         OUT = {str(out)!r}
 
@@ -544,7 +511,7 @@ def test_draws_at_interpreter_shutdown(tmp_path):
         for _ in range(4):
             threading.Thread(target=spin, daemon=True).start()
         write("main", arc4py.arc4random_buf(16))
-    """, tmp_path)
+    """)
     assert proc.returncode == 0, proc.stderr
     lines = out.read_text().split()
     tags = lines[0::2]

@@ -1,35 +1,10 @@
 """Per-thread states: threads never share, repeat or overlap a stream,
 including threads that come and go (a new thread's state is fresh, never a
 recycled one)."""
-import threading
-import traceback
-
 import pytest
 
 import arc4py
-
-
-def run_threads(n, target, *, concurrent=True):
-    """Run target(i) in n threads (all started together); return results."""
-    results = [None] * n
-    errors = []
-    barrier = threading.Barrier(n) if concurrent else None
-
-    def body(i):
-        try:
-            if barrier is not None:
-                barrier.wait()
-            results[i] = target(i)
-        except BaseException:
-            errors.append(traceback.format_exc())
-
-    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
-    return results
+from helpers import run_threads
 
 
 def test_32_threads_2000_draws_all_distinct():
@@ -48,7 +23,7 @@ def test_thread_churn_never_repeats():
     """500 short-lived threads, a few alive at a time, so thread stacks,
     TLS slots and state pages get reused."""
     seen = []
-    for batch in range(50):
+    for _ in range(50):
         results = run_threads(
             10, lambda i: [arc4py.arc4random_buf(16) for _ in range(20)]
             + [arc4py.arc4random().to_bytes(4, "little")

@@ -69,19 +69,18 @@ EOF
     exit 2
 fi
 
-PYTHON="${PYTHON:-$(command -v python3 || command -v python)}"
+# shellcheck source=../arc4py_env.sh
+. "$here/../arc4py_env.sh"
+arc4py_python
 NICE="${NICE:-10}"
 neutral="$(mktemp -d)"
 trap 'rm -rf "$neutral"' EXIT
-# Find an importable arc4py from a directory that is not the checkout (from
-# the repository root, `python -m arc4py` would pick up the source folder).
-if ! (cd "$neutral" && "$PYTHON" -c 'import arc4py' 2>/dev/null); then
-    export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
-    if ! (cd "$neutral" && "$PYTHON" -c 'import arc4py' 2>/dev/null); then
-        echo "run_dieharder: cannot import arc4py with $PYTHON (install it," \
-             "or build it in place: python setup.py build_ext --inplace)" >&2
-        exit 3
-    fi
+# From a directory that is not the checkout: from the repository root,
+# `python -m arc4py` would pick up the source folder.
+if ! arc4py_import "$neutral"; then
+    echo "run_dieharder: cannot import arc4py with $PYTHON (install it," \
+         "or build it in place: python setup.py build_ext --inplace)" >&2
+    exit 3
 fi
 if [ ${#cores[@]} -eq 0 ]; then
     read -r -a cores <<<"$(cd "$neutral" && "$PYTHON" -c \

@@ -4,7 +4,7 @@
 #   tests/stress/run_sanitizers.sh [--keep] [--stress] [PYTEST ARGS ...]
 #
 # Copies the sources (setup.py, pyproject.toml, arc4py/*.py *.pyx *.pxd *.pyi,
-# arc4py/csrc, include, tests) to a temporary directory, builds them there in
+# arc4py/csrc, arc4py/cli, include, tests) to a temporary directory, builds them there in
 # place with ARC4PY_SANITIZE=1 (-fsanitize=address,undefined), and runs
 # pytest on that copy with gcc's libasan preloaded into the interpreter.
 # (No ARC4PY_TEST_HOOKS: the suite checks that a normal build has none, and
@@ -43,9 +43,9 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-PYTHON="${PYTHON:-$(command -v python3 || command -v python)}"
-# The real interpreter, not a pyenv/venv wrapper script.
-PYEXE="$("$PYTHON" -c 'import sys; print(sys.executable)')"
+# shellcheck source=../arc4py_env.sh
+. "$here/../arc4py_env.sh"
+arc4py_python
 CC="${CC:-gcc}"
 libasan="$("$CC" -print-file-name=libasan.so)"
 if [ ! -e "$libasan" ]; then
@@ -66,7 +66,7 @@ cp README.md MANIFEST.in LICENSES "$src/" 2>/dev/null || true
 cp arc4py/*.py arc4py/*.pyx "$src/arc4py/"
 cp arc4py/*.pxd "$src/arc4py/" 2>/dev/null || true
 cp arc4py/*.pyi arc4py/py.typed "$src/arc4py/" 2>/dev/null || true
-cp -r arc4py/csrc "$src/arc4py/"
+cp -r arc4py/csrc arc4py/cli "$src/arc4py/"
 cp -r include tests "$src/"
 rm -rf "$src/tests/__pycache__" "$src"/tests/*/__pycache__
 

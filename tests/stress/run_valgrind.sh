@@ -26,13 +26,12 @@ if ! command -v valgrind >/dev/null 2>&1; then
     echo "run_valgrind: valgrind is not installed (apt-get install valgrind)" >&2
     exit 2
 fi
-PYTHON="${PYTHON:-$(command -v python3 || command -v python)}"
-PYEXE="$("$PYTHON" -c 'import sys; print(sys.executable)')"
+# shellcheck source=../arc4py_env.sh
+. "$here/../arc4py_env.sh"
+arc4py_python
 work="$(mktemp -d "${TMPDIR:-/tmp}/arc4py-valgrind.XXXXXX")"
 [ $keep = 1 ] || trap 'rm -rf "$work"' EXIT
-if ! (cd "$work" && "$PYEXE" -c 'import arc4py' 2>/dev/null); then
-    export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
-fi
+arc4py_import "$work" || { echo "run_valgrind: cannot import arc4py with $PYTHON" >&2; exit 3; }
 (cd "$work" && "$PYEXE" -c 'import arc4py, sys; print("arc4py from", arc4py.__file__)') || exit 3
 
 vg=(valgrind --tool=memcheck --error-limit=no --track-origins=yes

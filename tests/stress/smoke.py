@@ -14,25 +14,41 @@ import array
 import mmap
 import os
 import sys
-import threading
 
 import arc4py
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from helpers import (
+    BUFFER_BYTES,
+    DIRECT_BYTES,
+    REKEY_BYTES,
+    run_threads,
+)
 
 try:
     import numpy as np
 except ImportError:
     np = None
 
+#: Request sizes at every edge of the generator's paths: the first and last
+#: buffered sizes, the first direct one, what one refill leaves for
+#: requests (BUFFER_BYTES - REKEY_BYTES) and a whole buffer.
+EDGE_SIZES = (0, 1, 15, 16, 63, 64, DIRECT_BYTES - 1, DIRECT_BYTES,
+              BUFFER_BYTES - REKEY_BYTES - 1, BUFFER_BYTES - REKEY_BYTES,
+              BUFFER_BYTES, 4097, (1 << 14) - 1, 1 << 14, 100_000, 1 << 20,
+              (1 << 20) + 3)
+
 ERRORS = (TypeError, ValueError, OverflowError, MemoryError, BufferError,
           IndexError, NotImplementedError)
 
 
 def expect_error(fn, *exc):
+    expected = exc or ERRORS
     try:
         fn()
-    except exc or ERRORS:
+    except expected:
         return
-    raise AssertionError(f"{fn} did not raise {exc or ERRORS}")
+    raise AssertionError(f"{fn} did not raise {expected}")
 
 
 def generator_calls():
@@ -49,8 +65,7 @@ def generator_calls():
         assert arc4py.randbits(0) == 0 and arc4py.randbits(77) < 1 << 77
         seen.add(arc4py.arc4random_buf(16))
     assert len(seen) == 50
-    for n in (0, 1, 15, 16, 63, 64, 2047, 2048, 3031, 3032, 3072, 4097,
-              (1 << 14) - 1, 1 << 14, 100_000, 1 << 20, (1 << 20) + 3):
+    for n in EDGE_SIZES:
         b = arc4py.arc4random_buf(n)
         assert len(b) == n and (n < 16 or any(b))
     assert len(arc4py.token_bytes()) == 32 and len(arc4py.token_bytes(5)) == 5
@@ -91,7 +106,7 @@ def buffers():
         assert n == want, (t, n)
     targets[7].close()  # the mmap
     for ro in (b"abc", memoryview(b"abc"), memoryview(bytearray(8)).toreadonly()):
-        expect_error(lambda: arc4py.fill(ro), TypeError)
+        expect_error(lambda ro=ro: arc4py.fill(ro), TypeError)
     expect_error(lambda: arc4py.fill(memoryview(bytearray(64))[::2]),
                  ValueError, BufferError)
     if np is not None:
@@ -154,25 +169,19 @@ def numpy_calls():
 
 
 def threads():
-    outs = []
-    lock = threading.Lock()
-
-    def work():
+    def work(_):
         mine = [arc4py.arc4random_buf(16) for _ in range(20)]
         buf = bytearray(1 << 15)
         arc4py.fill(buf)
         mine.append(bytes(buf[:16]))
         if np is not None:
             mine.append(arc4py.random_u64(size=2).tobytes())
-        with lock:
-            outs.extend(mine)
+        return mine
 
+    outs = []
     for _ in range(3):  # created, drawn from, exited: states freed each time
-        ts = [threading.Thread(target=work) for _ in range(4)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
+        for mine in run_threads(4, work):
+            outs.extend(mine)
     assert len(set(outs)) == len(outs)
 
 

@@ -2,19 +2,30 @@
 import os
 import sys
 
+HELP = ("version, chosen and available cores, CPU features, fork protection, "
+        "reseed interval")
+
+
+def add_parser(sub):
+    """Add the ``info`` subcommand to the subparsers ``sub``."""
+    i = sub.add_parser("info", help=HELP, description=HELP.capitalize() + ".")
+    i.add_argument("--json", action="store_true",
+                   help="print the facts as a JSON object")
+    return i
+
 
 def _numpy_status():
     """(numpy version or None, whether arc4py._numpy imports)."""
+    import importlib
     try:
         import numpy
     except ImportError:
         return None, False
     try:
-        import arc4py._numpy  # noqa: F401
-        ext = True
+        importlib.import_module("arc4py._numpy")
     except ImportError:
-        ext = False
-    return numpy.__version__, ext
+        return numpy.__version__, False
+    return numpy.__version__, True
 
 
 def collect():
@@ -23,7 +34,7 @@ def collect():
 
     import arc4py
     from arc4py import _core
-    from arc4py._bench import cpu_model
+    from arc4py.cli.machine import cpu_model
 
     numpy_version, numpy_ext = _numpy_status()
     return {

@@ -1,0 +1,79 @@
+"""Facts about this machine and this arc4py, shared by ``info`` and ``bench``
+(and bench/*.py): nothing here measures anything."""
+import os
+
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo (or platform as a fallback)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Model", "Hardware",
+                                   "cpu model", "Processor") and value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    import platform
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def libc_version():
+    """The C library's name and version, e.g. 'glibc 2.36' ('' if unknown)."""
+    import platform
+    try:
+        return " ".join(v for v in platform.libc_ver() if v)
+    except (OSError, ValueError):  # pragma: no cover - odd platforms
+        return ""
+
+
+def machine_facts():
+    """What a bench report says about where it ran."""
+    import platform
+
+    import arc4py
+    return {
+        "arc4py_version": arc4py.__version__,
+        "backend": arc4py.backend(),
+        "backends": list(arc4py.backends()),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_features": list(arc4py.cpu_features()),
+        "python_version": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+    }
+
+
+def site_dirs():
+    """This interpreter's site-packages directories (real paths)."""
+    import site
+    dirs = list(getattr(site, "getsitepackages", list)())
+    if getattr(site, "ENABLE_USER_SITE", False):
+        dirs.append(site.getusersitepackages())
+    return {os.path.realpath(d) for d in dirs}
+
+
+def child_env(**extra):
+    """The environment of a child interpreter that imports this same arc4py,
+    even an in-place build: its parent directory goes first on PYTHONPATH
+    unless it is a site-packages directory already.  ``extra`` is added; a
+    value of None removes that variable."""
+    env = dict(os.environ)
+    home = arc4py_home()
+    if os.path.realpath(home) not in site_dirs():
+        env["PYTHONPATH"] = os.pathsep.join(
+            [home] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                      if p])
+    for key, value in extra.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def arc4py_home():
+    """The directory that holds the arc4py package this process imported."""
+    import arc4py
+    return os.path.dirname(os.path.dirname(os.path.abspath(arc4py.__file__)))
