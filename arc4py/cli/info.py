@@ -42,7 +42,7 @@ def collect():
         "backend": arc4py.backend(),
         "backend_env": os.environ.get("ARC4PY_BACKEND") or None,
         "backends": list(arc4py.backends()),
-        "all_backends": list(getattr(_core, "ALL_BACKENDS", ())),
+        "all_backends": list(_core.ALL_BACKENDS),
         "cpu_model": cpu_model(),
         "cpu_features": list(arc4py.cpu_features()),
         "fork_protection": list(arc4py.fork_protection()),

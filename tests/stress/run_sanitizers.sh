@@ -59,15 +59,14 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/arc4py-sanitize.XXXXXX")"
 [ $keep = 1 ] || trap 'rm -rf "$work"' EXIT
 src="$work/src"
 logs="$work/logs"
-mkdir -p "$src/arc4py" "$logs"
+mkdir -p "$src" "$logs"
 cd "$repo"
 cp setup.py pyproject.toml "$src/"
 cp README.md MANIFEST.in LICENSES "$src/" 2>/dev/null || true
-cp arc4py/*.py arc4py/*.pyx "$src/arc4py/"
-cp arc4py/*.pxd "$src/arc4py/" 2>/dev/null || true
-cp arc4py/*.pyi arc4py/py.typed "$src/arc4py/" 2>/dev/null || true
-cp -r arc4py/csrc arc4py/cli "$src/arc4py/"
-cp -r include tests "$src/"
+# The whole package source (build outputs left behind), the public headers
+# and the tests.
+tar -C "$repo" --exclude='*.so' --exclude='__pycache__' -cf - arc4py include tests \
+    | tar -C "$src" -xf -
 rm -rf "$src/tests/__pycache__" "$src"/tests/*/__pycache__
 
 echo "== building a sanitized copy in $src"
