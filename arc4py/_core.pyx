@@ -26,6 +26,7 @@ from arc4py._cdefs cimport (
     arc4py_chacha20_is_known,
     arc4py_cpu_features,
     ARC4PY_RNG_BUFFER_BYTES,
+    ARC4PY_RNG_DIRECT_BYTES,
     ARC4PY_RNG_RESEED_BYTES,
     ARC4PY_FORK_WIPEONFORK,
     ARC4PY_FORK_ATFORK,
@@ -47,9 +48,8 @@ from arc4py._cdefs cimport (
     arc4py_rng_debug_reseeds,
     arc4py_rng_test_hooks,
 )
-
-# Below this many bytes, dropping and retaking the GIL costs more than it saves.
-cdef Py_ssize_t NOGIL_BYTES = 1 << 14
+from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _int_arg,
+                             _raise_os_error, _size_arg, _u64_to_double)
 
 #: Every core arc4py knows, fastest first (not all run on every CPU).
 ALL_BACKENDS = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
@@ -57,11 +57,8 @@ ALL_BACKENDS = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
 RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
 #: Bytes of keystream per refill of a thread's buffer.
 BUFFER_BYTES = ARC4PY_RNG_BUFFER_BYTES
-
-
-cdef int _raise_os_error(int err) except -1:
-    raise OSError(err, "arc4py: the OS could not provide entropy: "
-                  + _os.strerror(err))
+#: Requests of at least this many bytes skip the buffer (filled directly).
+DIRECT_BYTES = ARC4PY_RNG_DIRECT_BYTES
 
 
 # ---- cores ----------------------------------------------------------------
@@ -308,31 +305,6 @@ cdef object _numpy_module():
     return _numpy_mod
 
 
-cdef Py_ssize_t _size_arg(object n, str what) except -1:
-    if isinstance(n, float):
-        raise TypeError(f"{what} must be an int, not float")
-    try:
-        n = _index(n)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not "
-                        f"{type(n).__name__}") from None
-    if n < 0:
-        raise ValueError(f"{what} must be >= 0, not {n}")
-    return n  # OverflowError past sys.maxsize
-
-
-cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
-    cdef int err
-    if n >= NOGIL_BYTES:
-        with nogil:
-            err = arc4py_rng_buf(p, <size_t>n)
-    else:
-        err = arc4py_rng_buf(p, <size_t>n)
-    if err:
-        _raise_os_error(err)
-    return 0
-
-
 @cython.binding(False)
 def arc4random_buf(n):
     """``n`` random bytes (``n`` an int >= 0)."""
@@ -349,7 +321,7 @@ def arc4random_buf(n):
         if err:
             _raise_os_error(err)
     else:
-        _fill_raw(PyBytes_AS_STRING(out), size)
+        _fill_raw(arc4py_rng_buf, PyBytes_AS_STRING(out), size)
     return out
 
 
@@ -364,7 +336,7 @@ def fill(buffer):
     cdef Py_buffer view
     _get_writable(buffer, &view)
     try:
-        _fill_raw(view.buf, view.len)
+        _fill_raw(arc4py_rng_buf, view.buf, view.len)
         return view.len
     finally:
         PyBuffer_Release(&view)
@@ -375,9 +347,7 @@ def arc4random_uniform(upper_bound):
     without modulo bias (rejection sampling)."""
     cdef uint32_t r
     cdef int err
-    if isinstance(upper_bound, float):
-        raise TypeError("upper_bound must be an int, not float")
-    bound = _index(upper_bound)
+    bound = _int_arg(upper_bound, "upper_bound")
     if bound < 1 or bound > 0x100000000:
         raise ValueError(f"upper_bound must be in [1, 2**32], not {bound}")
     err = arc4py_rng_uniform(<uint32_t>(bound & 0xFFFFFFFF), &r)
@@ -404,9 +374,7 @@ def randbits(k):
 
 def randbelow(n):
     """A uniform ``int`` in [0, n) for any positive int ``n`` (rejection)."""
-    if isinstance(n, float):
-        raise TypeError("n must be an int, not float")
-    n = _index(n)
+    n = _int_arg(n, "n")
     if n <= 0:
         raise ValueError(f"n must be > 0, not {n}")
     if n <= 0x100000000:
@@ -425,7 +393,7 @@ def random():
     cdef int err = arc4py_rng_u64(&r)
     if err:
         _raise_os_error(err)
-    return (r >> 11) * (1.0 / 9007199254740992.0)
+    return _u64_to_double(r)
 
 
 def stir():

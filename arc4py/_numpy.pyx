@@ -13,7 +13,6 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint32_t, uint64_t
 from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
 
-import os as _os
 from operator import index as _index
 
 import numpy as _np
@@ -25,19 +24,11 @@ from arc4py._core import _rng_api
 cnp.import_array()
 
 from arc4py._cdefs cimport ARC4PY_RNG_API_CAPSULE, arc4py_rng_api
+from arc4py._common cimport _fill_raw, _int_arg, _raise_os_error, _size_arg
 
 # The generator of arc4py._core; every draw below goes through it.
 cdef const arc4py_rng_api *_api = <const arc4py_rng_api *>PyCapsule_GetPointer(
     _rng_api, ARC4PY_RNG_API_CAPSULE)
-
-# Below this many bytes, dropping and retaking the GIL costs more than it saves.
-cdef Py_ssize_t NOGIL_BYTES = 1 << 14
-
-
-
-cdef int _raise_os_error(int err) except -1:
-    raise OSError(err, "arc4py: the OS could not provide entropy: "
-                  + _os.strerror(err))
 
 
 # ---- arrays -------------------------------------------------------------------
@@ -58,30 +49,11 @@ cdef tuple _shape(object size):
                             f"{type(size).__name__}") from None
     shape = []
     for d in dims:
-        if isinstance(d, float):
-            raise TypeError("size must be an int or a tuple of ints, not "
-                            "float")
-        try:
-            d = _index(d)
-        except TypeError:
-            raise TypeError(f"size must be an int or a tuple of ints, not "
-                            f"{type(d).__name__}") from None
+        d = _int_arg(d, "size must be an int or a tuple of ints; each entry")
         if d < 0:
             raise ValueError(f"size must be non-negative, not {d}")
         shape.append(d)
     return tuple(shape)
-
-
-cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
-    cdef int err
-    if n >= NOGIL_BYTES:
-        with nogil:
-            err = _api.buf(p, <size_t>n)
-    else:
-        err = _api.buf(p, <size_t>n)
-    if err:
-        _raise_os_error(err)
-    return 0
 
 
 cdef cnp.ndarray _random_array(object size, int typenum):
@@ -95,7 +67,7 @@ cdef cnp.ndarray _random_array(object size, int typenum):
     for i in range(ndim):
         dims[i] = shape[i]
     out = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
-    _fill_raw(cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
+    _fill_raw(_api.buf, cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
     return out
 
 
@@ -215,9 +187,7 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     def spawn(self, n_children):
         """A list of ``n_children`` new, independent ``BitGenerator`` s."""
-        n = _index(n_children)
-        if n < 0:
-            raise ValueError("n_children must be non-negative")
+        n = _size_arg(n_children, "n_children")
         return [type(self)() for _ in range(n)]
 
     def random_raw(self, size=None, output=True):
