@@ -53,6 +53,9 @@ common = dict(
 
 extensions = [
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
+    # arc4py.Random's methods (through _core's capsule: no C of its own).
+    Extension("arc4py._random_methods", ["arc4py/_random_methods.pyx"],
+              **common),
 ]
 
 try:

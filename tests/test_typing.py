@@ -55,6 +55,11 @@ GOOD_CORE = """
     assert_type(arc4py.token_urlsafe(None), str)
     assert_type(arc4py.choice(["a", "b"]), str)
     assert_type(arc4py.choice((1, 2, 3)), int)
+    assert_type(arc4py.compare_digest(b"a", b"b"), bool)
+    assert_type(arc4py.compare_digest("a", "b"), bool)
+    assert_type(arc4py.Random.random(arc4py.Random()), float)
+    assert_type(arc4py.Random.getrandbits(arc4py.Random(), 9), int)
+    assert_type(arc4py.Random().gauss(1.0, 2.0), float)
     assert_type(arc4py.backends(), tuple[str, ...])
     assert_type(arc4py.backend(), str)
     assert_type(arc4py.cpu_features(), tuple[str, ...])
@@ -117,6 +122,7 @@ BAD = """
     arc4py.stir(1)  # E: call-arg
     arc4py.no_such_function()  # E: attr-defined
     arc4py.chacha20_keystream(bytes(32), bytes(8), 64, counter="0")  # E: arg-type
+    arc4py.Random.random()  # E: call-arg
     arc4py.Random().getstate()  # getstate() never returns:
     print("after getstate")  # E: unreachable
 """
