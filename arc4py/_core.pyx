@@ -387,8 +387,14 @@ def randbelow(n):
 
 
 @cython.binding(False)
+@cython.embedsignature(False)
 def random():
-    """A ``float`` in [0.0, 1.0) with 53 random bits."""
+    # The signature line is written out: without it Python 3.13 reports
+    # this no-argument function's signature as (self, /).
+    """random()
+--
+
+A ``float`` in [0.0, 1.0) with 53 random bits."""
     cdef uint64_t r
     cdef int err = arc4py_rng_u64(&r)
     if err:

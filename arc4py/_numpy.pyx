@@ -116,13 +116,18 @@ cdef class BitGenerator(_NumpyBitGenerator):
     State
         ``state`` is ``{'bit_generator': 'arc4py.BitGenerator',
         'state': None}``: there is nothing that could reproduce the output.
-        Setting it raises ``NotImplementedError``.
+        As with numpy's own bit generators, setting a non-dict raises
+        ``TypeError`` and a dict of another bit generator ``ValueError``;
+        arc4py's own state dict is accepted and changes nothing (which is
+        what ``numpy.random.seed()`` and unpickling a ``RandomState`` do).
 
     Copying and pickling
         ``copy.copy``, ``copy.deepcopy`` and ``pickle`` (and so
         ``multiprocessing``) give a new, independent ``BitGenerator``; no
         two of them ever share a stream.  The same holds for ``spawn(n)``
-        and for a ``Generator`` over this class.
+        and for a ``Generator`` or ``RandomState`` over this class (a
+        ``RandomState`` copy keeps only numpy's legacy spare normal, if
+        the original held one; ``Generator`` keeps none).
 
     OS entropy failure
         The bitgen_t functions numpy calls cannot report an error.  If the
@@ -136,8 +141,10 @@ cdef class BitGenerator(_NumpyBitGenerator):
     Attributes
     ----------
     lock : threading.RLock
-        Set up by numpy's base class and held by ``Generator`` as usual.
-        The draws themselves need no lock (each thread has its own state).
+        Set up by numpy's base class; held by ``Generator`` and by
+        ``random_raw`` as numpy's bit generators do, so code that holds it
+        to keep other users out works unchanged.  The draws themselves need
+        no lock (each thread has its own state).
     capsule : PyCapsule
         numpy's ``"BitGenerator"`` capsule holding this object's bitgen_t.
     """
@@ -170,20 +177,30 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     def __reduce__(self):
         # Nothing to carry over: a copy is a new, independent generator.
-        return (type(self), ())
+        # numpy 1.x's RandomState/Generator pickling reads this as
+        # (ctor, (name,), state) and calls ctor(name): keep that shape.
+        return (_bit_generator_ctor, (_STATE_NAME,), None)
 
     @property
     def state(self):
         """``{'bit_generator': 'arc4py.BitGenerator', 'state': None}``:
-        a CSPRNG has no state that could be saved and restored.  Setting
-        it raises ``NotImplementedError``."""
-        return {"bit_generator": "arc4py.BitGenerator", "state": None}
+        a CSPRNG has no state that could be saved and restored.  Setting a
+        non-dict raises ``TypeError``, another generator's state
+        ``ValueError``; this dict is accepted and changes nothing."""
+        return {"bit_generator": _STATE_NAME, "state": None}
 
     @state.setter
     def state(self, value):
-        raise NotImplementedError(
-            "arc4py.BitGenerator has no state to restore: its output cannot "
-            "be reproduced")
+        if not isinstance(value, dict):
+            raise TypeError("state must be a dict")
+        name = value.get("bit_generator")
+        if name != _STATE_NAME:
+            raise ValueError(f"state must be for a {_STATE_NAME}, not "
+                             f"{name!r}")
+        if value.get("state") is not None:
+            raise ValueError(f"a {_STATE_NAME} state holds nothing "
+                             f"('state': None), not {value['state']!r}")
+        # Nothing to restore: the output can never be reproduced.
 
     def spawn(self, n_children):
         """A list of ``n_children`` new, independent ``BitGenerator`` s."""
@@ -198,13 +215,25 @@ cdef class BitGenerator(_NumpyBitGenerator):
         Raises ``OSError`` if the OS cannot provide entropy."""
         cdef uint64_t r
         cdef int err
-        if size is None:
-            err = _api.u64(&r)
-            if err:
-                _raise_os_error(err)
-            return r if output else None
-        out = _random_array(size, cnp.NPY_UINT64)
+        with self.lock:  # as numpy's bit generators do
+            if size is None:
+                err = _api.u64(&r)
+                if err:
+                    _raise_os_error(err)
+                return r if output else None
+            out = _random_array(size, cnp.NPY_UINT64)
         return out if output else None
+
+
+_STATE_NAME = "arc4py.BitGenerator"
+
+
+def _bit_generator_ctor(name=_STATE_NAME):
+    """Pickling helper: a new, independent ``BitGenerator`` (nothing of
+    the pickled one is carried over)."""
+    if name != _STATE_NAME:
+        raise ValueError(f"{name!r} is not {_STATE_NAME}")
+    return BitGenerator()
 
 
 def default_rng():
