@@ -16,7 +16,11 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 import os as _os
+import sys as _sys
 from operator import index as _index
+
+from arc4py._buffer_check import (
+    refuse_pointer_holders as _refuse_pointer_holders)
 
 from arc4py._cdefs cimport (
     arc4py_chacha20_core,
@@ -201,8 +205,41 @@ cdef bint _holds_objects(const char *fmt) noexcept:
     return False
 
 
+cdef object _CDATA = None  # ctypes' base class, once ctypes is loaded
+cdef object _NDARRAY = None  # numpy.ndarray, once numpy is loaded
+
+
+cdef int _refuse_ctypes_pointers(object buffer) except -1:
+    """ctypes can hide py_object / c_char_p / c_wchar_p behind a plain "B"
+    format: find a ctypes exporter (behind memoryviews and numpy arrays)
+    and have its type walked.  Cheap for everything else."""
+    global _CDATA, _NDARRAY
+    cdef int hops
+    if _CDATA is None:
+        ctypes = _sys.modules.get("ctypes")
+        if ctypes is None:  # no ctypes object can exist yet
+            return 0
+        # a plain type: the ctypes classes' metaclasses make isinstance slow
+        _CDATA = ctypes._SimpleCData.__mro__[1]
+    if _NDARRAY is None and "numpy" in _sys.modules:
+        _NDARRAY = _sys.modules["numpy"].ndarray
+    obj = buffer
+    for hops in range(64):
+        if type(obj) is memoryview:
+            obj = obj.obj
+        elif (_NDARRAY is not None and isinstance(obj, _NDARRAY)
+              and obj.base is not None):
+            obj = obj.base
+        else:
+            break
+    if isinstance(obj, _CDATA):
+        _refuse_pointer_holders(obj)
+    return 0
+
+
 cdef int _get_writable(object buffer, Py_buffer *view) except -1:
     """Get a writable, C-contiguous view with the contract's errors."""
+    _refuse_ctypes_pointers(buffer)
     try:
         PyObject_GetBuffer(buffer, view, PyBUF_FULL_RO)
     except TypeError:
