@@ -106,6 +106,7 @@ def choice(seq):
 
 from arc4py import _random_methods as _methods  # noqa: E402
 
+
 class Random(_random.Random):
     """A ``random.Random`` whose every method draws from arc4py's CSPRNG.
 
