@@ -41,7 +41,11 @@ def test_buf_impossible_size(n):
 def test_buf_edge_sizes():
     assert arc4py.arc4random_buf(0) == b""
     assert len(arc4py.arc4random_buf(True)) == 1   # bool is an int
-    for n in (1, 15, 16, 17, 2047, 2048, 2049, 3072, 100_000):
+    direct = arc4py._core.DIRECT_BYTES  # from the C: where buffering ends
+    buffer = arc4py._core.BUFFER_BYTES
+    assert 0 < direct <= buffer
+    for n in (1, 15, 16, 17, direct - 1, direct, direct + 1, buffer,
+              buffer + 1, 100_000):
         b = arc4py.arc4random_buf(n)
         assert type(b) is bytes and len(b) == n
 
