@@ -326,7 +326,7 @@ def randbits(k):
         if err:
             _raise_os_error(err)
         return r >> (64 - bits)
-    nbytes = (bits + 7) // 8
+    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
     return int.from_bytes(arc4random_buf(nbytes), "little") >> (nbytes * 8 - bits)
 
 

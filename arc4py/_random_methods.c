@@ -4,6 +4,7 @@
 {
     "distutils": {
         "depends": [
+            "arc4py/_buffers.pxi",
             "arc4py/_cdefs.pxd",
             "arc4py/_common.pxd",
             "arc4py/csrc/chacha20_common.h",
@@ -2864,7 +2865,7 @@ static __pyx_mstatetype * const __pyx_mstate_global = &__pyx_mstate_global_stati
 #define __pyx_kp_b_iso88591_9AS_avQ_Qd_1 __pyx_string_tab[51]
 #define __pyx_kp_b_iso88591_4t1AQ_q_q __pyx_string_tab[52]
 #define __pyx_kp_b_iso88591_t1Cwd_Rs_Cr_1_d_1_Qa_A_2_AQ_d_a __pyx_string_tab[53]
-#define __pyx_kp_b_iso88591_9AS_uCq_q_uCq_d_aq_1_1A_r_S_e2S __pyx_string_tab[54]
+#define __pyx_kp_b_iso88591_9AS_uCq_q_uCq_d_aq_1_1A_r_S_U_R __pyx_string_tab[54]
 #define __pyx_int_0 __pyx_number_tab[0]
 #define __pyx_int_3 __pyx_number_tab[1]
 #define __pyx_int_11 __pyx_number_tab[2]
@@ -4075,7 +4076,7 @@ static PyObject *__pyx_pf_6arc4py_15_random_methods_2getrandbits(CYTHON_UNUSED P
  *         if err:
  *             _raise_os_error(err)             # <<<<<<<<<<<<<<
  *         return r >> (64 - bits)
- *     nbytes = (bits + 7) // 8
+ *     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
 */
       __pyx_t_3 = __pyx_f_6arc4py_7_common__raise_os_error(__pyx_v_err); if (unlikely(__pyx_t_3 == ((int)-1))) __PYX_ERR(0, 58, __pyx_L1_error)
 
@@ -4093,7 +4094,7 @@ static PyObject *__pyx_pf_6arc4py_15_random_methods_2getrandbits(CYTHON_UNUSED P
  *         if err:
  *             _raise_os_error(err)
  *         return r >> (64 - bits)             # <<<<<<<<<<<<<<
- *     nbytes = (bits + 7) // 8
+ *     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
  *     raw = PyBytes_FromStringAndSize(NULL, nbytes)
 */
     __pyx_t_4 = __Pyx_PyLong_From_uint64_t((__pyx_v_r >> (64 - __pyx_v_bits))); if (unlikely(!__pyx_t_4)) __PYX_ERR(0, 59, __pyx_L1_error)
@@ -4121,15 +4122,15 @@ static PyObject *__pyx_pf_6arc4py_15_random_methods_2getrandbits(CYTHON_UNUSED P
   /* "arc4py/_random_methods.pyx":60
  *             _raise_os_error(err)
  *         return r >> (64 - bits)
- *     nbytes = (bits + 7) // 8             # <<<<<<<<<<<<<<
+ *     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow             # <<<<<<<<<<<<<<
  *     raw = PyBytes_FromStringAndSize(NULL, nbytes)
  *     _fill_raw(_api.buf, PyBytes_AS_STRING(raw), nbytes)
 */
-  __pyx_v_nbytes = ((__pyx_v_bits + 7) / 8);
+  __pyx_v_nbytes = ((__pyx_v_bits / 8) + ((__pyx_v_bits % 8) != 0));
 
   /* "arc4py/_random_methods.pyx":61
  *         return r >> (64 - bits)
- *     nbytes = (bits + 7) // 8
+ *     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
  *     raw = PyBytes_FromStringAndSize(NULL, nbytes)             # <<<<<<<<<<<<<<
  *     _fill_raw(_api.buf, PyBytes_AS_STRING(raw), nbytes)
  *     return _from_bytes(raw, "little") >> (nbytes * 8 - bits)
@@ -4140,7 +4141,7 @@ static PyObject *__pyx_pf_6arc4py_15_random_methods_2getrandbits(CYTHON_UNUSED P
   __pyx_t_4 = 0;
 
   /* "arc4py/_random_methods.pyx":62
- *     nbytes = (bits + 7) // 8
+ *     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
  *     raw = PyBytes_FromStringAndSize(NULL, nbytes)
  *     _fill_raw(_api.buf, PyBytes_AS_STRING(raw), nbytes)             # <<<<<<<<<<<<<<
  *     return _from_bytes(raw, "little") >> (nbytes * 8 - bits)
@@ -5447,21 +5448,21 @@ static int __Pyx_InitConstants(__pyx_mstatetype *__pyx_mstate) {
   CYTHON_UNUSED_VAR(__pyx_mstate);
   {
     const struct { const unsigned int length: 6; } str_length_index[] = {{19},{21},{26},{1},{1},{1},{4},{26},{53},{42},{14},{20},{12},{8},{8},{10},{8},{12},{11},{13},{10},{14},{8},{4},{12},{22},{18},{4},{5},{18},{3},{10},{11},{5},{1},{6},{1},{6},{3},{3},{1},{9},{9},{6},{3},{4},{10},{4},{3},{6},{12}};
-    const struct { const unsigned int length: 8; } bytes_length_index[] = {{48},{38},{130},{144}};
+    const struct { const unsigned int length: 8; } bytes_length_index[] = {{48},{38},{130},{152}};
     #ifndef CYTHON_COMPRESS_STRINGS
       #define CYTHON_COMPRESS_STRINGS 0
     #endif
-    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (595 bytes) */
-static const char cstring[] = "x\332}PMo\3240\020m\351\026\242n?\324\322\n\244rp?\324R\t-l\325\013 \212\252\"\016\034\n\335\376\000\313I&m\324\304\336\330\316\266\341\200\366\350c\216>\346\230\343\376\224=\346\310O\340\0470\311v\013H@$g\306\363f\336{c\022\247J\023\027\310\361;\362\352\005\341B\0232-1NB\256\377S\014\"\301\364A\347\375\231\340\300\244w\324\317^R\311\270/b\032\203\276\022\276\352\364\263\333\t\362\006\047H\014\261\220\031\t\204$\372*T\370\223\300\374}E.\201\203d\032\353J3\r\344\371tH_\001\371|A<\221F~\243\331\227b\020\372@\200k)\032\3324vA\022\021\0207\324\212\322/\331-\236\017\241\247\351\031\334\352\036\004\2242\216\243\310K\361\013R\356\3251f!o\242\360\323\250A8\213\233\230\244,\272\313\003\211\273\270\231\006ECE=!E\252C\016\315\226.D\342\346\267\214\361\214J~IY?\244*S\223\r:\365\020L\363?\037\207\251\214{\241\350\334\323\252z\003W\244\334\367\242Z\005\rj\311<p\231w\rR\3762s\t\272\321\305\366PC\254\256\243P\353\0108oP$\353\213\276\274w\326$50\221\227\354FA\024(\320>\004,\215\220\343+\240\341\001\213RP\003\220*\024\034\265\0031\234\375\336\332\264\257\213\223\342\242\234\255Z\033\343\215N\311\312\301\350\274j-\231s\343\347{\343\247\007\345j\2717B\264m\272\303\331\037\017g\346\327\363\243\\\333\256=\261\330\367h\230T\316\223<\261M\307\261]\265[\330\345\314\314;Cm\272\346\324\334\344\276\335\261=\253\212\355\342\264\220\345Z\331\255\234\366\270\275]\354\026~\271U->\316\261\260b\276\331s\313\352\301%sR\265\0343g\016\r\235h\314W\3162\232\331\315Y\243\343\240\223jq\263vP\003^\276V3\264\261\277g\222\206o\342\340\331t\263\332\2643L\321LR+%\265\353\273\333?yW\214\314\327\363\013\373\300nU\255e\003\371!^\346l\267j-\214\027v\212n\361\021\275\377\365\225\336\"]j?\341r\373\243\265\321\341\2507J~\002?\336X+";
-    PyObject *data = __Pyx_DecompressString(cstring, 595, 1);
+    #if (CYTHON_COMPRESS_STRINGS) == 1 /* compression: zlib (601 bytes) */
+static const char cstring[] = "x\332}PMo\323@\020m!\005\253i\251\032Z\201T\016\233\266\364CB\201\224^\000QT\025q\340Ph*\316\253\265=N\255\332\273\361\356:\2559\240\034\367\350\343\036}\3641?%G\037\371\t\374\004v\235\246\200\004X\262g<o\346\2757\203\342TH\344\002:z\213^<C\224I\204f%BQH\345\177\212A\304\210\334\357\274;e\024\010\367\016\007\331s\314\t\365Y\214c\220\027\314\027\235Av=E^\233\t\024C\314x\206\002\306\221\274\010\205\371p \376\256@}\240\300\2114u!\211\004\2647\033\222\027\200>\235#\217\245\221_k\0168\033\206> \240\222\263\2326\215]\340\210\005\310\r\245\300\370svm\336\367\241\047\361)\\\313\036\004\030\023jF\r/6O\220R\317\306\230\204\264\216\314O\243\032\241$\256c\222\222\350&\017\270\331\305\315$\010\034\n\3541\316R\031R\250\267t!bW\277e\204f\230\323>&\203\020\213LL7\350\330!\230\345\177\036\207\210\214z!\353\334\322\n\273\201\313R\352{\221U1\006%\047\036\270\304\273\004\316\177\231\351\203\254uM{(!\026\227Q(e\004\224\326\250!\033\260\001\277uV\047\026\230\312sr% \n\004H\037\002\222F\206\343+\030\303C\022\245 \206\300E\310\250\321\016\330h\376{cC\277*\216\213\363r\276j\254O\326;%)\207\343\263\252\261\254\316\224\237\357L\036\357\227\253\345\316\330\240M\325\035\315\377\2707\267\260\226\037\346Rw\365\2616}\367GI\345<\312\023]w\034\351U\3356]\316\334\2023\222\252\253N\324U\356\353-\335\323\242\330,N\n^\266\312n\3454\047\315\315b\273\360\313v\265\36407\205\025\365M\237ib\007\227\325q\325p\324]u\240\360Tc\241r\036\0303\3339\251u\034\343\244Z\332\260\016,\340\345-\313\3204\375=\225\324|S\007Of\233Y\323\316(5f\022\253\224X\3277\177\377\344]Q<_\313\317\365\035\335\266\307\370\222o\345\275\\\350\247\232\027\255\342eA\252\306\342dq\253\350\026\037\312\366\337\257\365\306\320\246\372\243Yrw\334\032\037\214{\343\344\0473\257[\366";
+    PyObject *data = __Pyx_DecompressString(cstring, 601, 1);
     #define __Pyx_DecompressString_LZSS_UNUSED
     if (unlikely(!data)) __PYX_ERR(0, 1, __pyx_L1_error)
     const char* const bytes = __Pyx_PyBytes_AsString(data);
     #if !CYTHON_ASSUME_SAFE_MACROS
     if (likely(bytes)); else { Py_DECREF(data); __PYX_ERR(0, 1, __pyx_L1_error) }
     #endif
-    #else /* compression: none (901 bytes) */
-static const char bytes[] = " must be >= 0, not  must be an int, not  must be an int, not float).?Nonearc4py/_random_methods.pyxarc4py: no memory for this thread\047s generator state (arc4py: the OS could not provide entropy: number of bits__Pyx_PyDict_NextRef__annotate____func____main____module____name____qualname___from_bytes_is_coroutine_randbelow_randbelow_any_rng_api_sysarc4py._corearc4py._random_methodsasyncio.coroutinesbitsboundcline_in_tracebackerrfrom_bytesgetrandbitsitemsklittlennbytesoutpoprrandbelowrandbytesrandomrawselfsetdefaultsizesysvaluesversion_info\200\001\340\004\033\2309\240A\240S\250\001\330\004\025\320\025.\250a\250v\260Q\330\004\r\210Q\210d\220&\320\030)\250\021\250&\260\001\330\004\013\2101\200\001\360\006\000\005\024\2204\220t\2301\230A\230Q\330\004\007\200q\330\010\027\220q\230\001\330\004\013\210>\230\021\230!\200\001\360\010\000\005\010\200t\2101\210C\210w\220d\230#\230R\230s\240\"\240C\240r\250\022\2501\330\010\013\320\013\"\240$\240d\250!\330\014\023\2201\330\010\017\210~\230Q\230a\360\010\000\005\r\210A\330\004\010\210\003\2102\210_\230A\230Q\330\004\005\330\010\016\210d\220$\220a\220q\230\001\330\010\013\2101\330\014\033\2301\230A\330\010\016\210c\220\022\2201\330\010\013\2102\210R\210q\330\014\023\2201\200\001\360\010\000\005\034\2309\240A\240S\250\001\360\006\000\005\010\200u\210C\210q\330\010\017\210q\330\004\007\200u\210C\210q\330\010\016\210d\220$\220a\220q\230\001\330\010\013\2101\330\014\033\2301\230A\330\010\017\210r\220\024\220S\230\002\230!\330\004\016\210e\2202\220S\230\003\2301\330\004\n\320\n#\2401\240F\250!\330\004\r\210Q\210d\220&\320\030)\250\021\250&\260\001\330\004\013\210;\220a\220u\230J\240d\250\047\260\022\2602\260R\260q";
+    #else /* compression: none (909 bytes) */
+static const char bytes[] = " must be >= 0, not  must be an int, not  must be an int, not float).?Nonearc4py/_random_methods.pyxarc4py: no memory for this thread\047s generator state (arc4py: the OS could not provide entropy: number of bits__Pyx_PyDict_NextRef__annotate____func____main____module____name____qualname___from_bytes_is_coroutine_randbelow_randbelow_any_rng_api_sysarc4py._corearc4py._random_methodsasyncio.coroutinesbitsboundcline_in_tracebackerrfrom_bytesgetrandbitsitemsklittlennbytesoutpoprrandbelowrandbytesrandomrawselfsetdefaultsizesysvaluesversion_info\200\001\340\004\033\2309\240A\240S\250\001\330\004\025\320\025.\250a\250v\260Q\330\004\r\210Q\210d\220&\320\030)\250\021\250&\260\001\330\004\013\2101\200\001\360\006\000\005\024\2204\220t\2301\230A\230Q\330\004\007\200q\330\010\027\220q\230\001\330\004\013\210>\230\021\230!\200\001\360\010\000\005\010\200t\2101\210C\210w\220d\230#\230R\230s\240\"\240C\240r\250\022\2501\330\010\013\320\013\"\240$\240d\250!\330\014\023\2201\330\010\017\210~\230Q\230a\360\010\000\005\r\210A\330\004\010\210\003\2102\210_\230A\230Q\330\004\005\330\010\016\210d\220$\220a\220q\230\001\330\010\013\2101\330\014\033\2301\230A\330\010\016\210c\220\022\2201\330\010\013\2102\210R\210q\330\014\023\2201\200\001\360\010\000\005\034\2309\240A\240S\250\001\360\006\000\005\010\200u\210C\210q\330\010\017\210q\330\004\007\200u\210C\210q\330\010\016\210d\220$\220a\220q\230\001\330\010\013\2101\330\014\033\2301\230A\330\010\017\210r\220\024\220S\230\002\230!\330\004\r\210U\220#\220R\220s\230%\230r\240\022\2403\240a\330\004\n\320\n#\2401\240F\250!\330\004\r\210Q\210d\220&\320\030)\250\021\250&\260\001\330\004\013\210;\220a\220u\230J\240d\250\047\260\022\2602\260R\260q";
     PyObject *data = NULL;
     #define __Pyx_DecompressString_UNUSED
     #define __Pyx_DecompressString_LZSS_UNUSED
@@ -5601,7 +5602,7 @@ static int __Pyx_CreateCodeObjects(__pyx_mstatetype *__pyx_mstate) {
   {
     const __Pyx_PyCode_New_function_description descr = {2, 0, 0, 7, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 46};
     PyObject* const varnames[] = {__pyx_mstate->__pyx_n_u_self, __pyx_mstate->__pyx_n_u_k, __pyx_mstate->__pyx_n_u_r, __pyx_mstate->__pyx_n_u_err, __pyx_mstate->__pyx_n_u_bits, __pyx_mstate->__pyx_n_u_nbytes, __pyx_mstate->__pyx_n_u_raw};
-    __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_arc4py__random_methods_pyx, __pyx_mstate->__pyx_n_u_getrandbits, __pyx_mstate->__pyx_kp_b_iso88591_9AS_uCq_q_uCq_d_aq_1_1A_r_S_e2S, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
+    __pyx_mstate_global->__pyx_codeobj_tab[1] = __Pyx_PyCode_New(descr, varnames, __pyx_mstate->__pyx_kp_u_arc4py__random_methods_pyx, __pyx_mstate->__pyx_n_u_getrandbits, __pyx_mstate->__pyx_kp_b_iso88591_9AS_uCq_q_uCq_d_aq_1_1A_r_S_U_R, tuple_dedup_map); if (unlikely(!__pyx_mstate_global->__pyx_codeobj_tab[1])) goto bad;
   }
   {
     const __Pyx_PyCode_New_function_description descr = {2, 0, 0, 4, (unsigned int)(CO_OPTIMIZED|CO_NEWLOCALS), 66};

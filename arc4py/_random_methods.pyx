@@ -57,7 +57,7 @@ def getrandbits(self, k):
         if err:
             _raise_os_error(err)
         return r >> (64 - bits)
-    nbytes = (bits + 7) // 8
+    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
     raw = PyBytes_FromStringAndSize(NULL, nbytes)
     _fill_raw(_api.buf, PyBytes_AS_STRING(raw), nbytes)
     return _from_bytes(raw, "little") >> (nbytes * 8 - bits)

@@ -56,6 +56,15 @@ def test_getrandbits_uses_top_bit(rng):
         assert any(rng.getrandbits(k) >> (k - 1) for _ in range(200))
 
 
+def test_getrandbits_impossible_sizes(rng):
+    # (k + 7) // 8 in C once overflowed here into a negative byte count
+    for k in (sys.maxsize, sys.maxsize - 1, sys.maxsize - 6, 2 ** 63 + 5):
+        with pytest.raises((MemoryError, OverflowError)):
+            rng.getrandbits(k)
+        with pytest.raises((MemoryError, OverflowError)):
+            arc4py.randbits(k)
+
+
 def test_getrandbits_negative(rng):
     with pytest.raises(ValueError):
         rng.getrandbits(-1)
