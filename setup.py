@@ -45,7 +45,7 @@ common = dict(
     include_dirs=["include", CSRC],
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
-    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_buffers.pxi"],
+    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd"],
     define_macros=macros,
     extra_compile_args=compile_args,
     extra_link_args=link_args,
