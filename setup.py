@@ -64,9 +64,9 @@ if flag("ARC4PY_SANITIZE"):
 common = dict(
     include_dirs=["include", "arc4py/include", CSRC, CBIND],
     # Rebuild when a header changes, not only a source.
-    depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h") + glob.glob(f"{CBIND}/*.h")
-    + glob.glob("arc4py/include/arc4py/*.h")
-    + ["arc4py/_cdefs.pxd"],
+    depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
+    + glob.glob(f"{CBIND}/*.h") + glob.glob("arc4py/include/arc4py/*.h")
+    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd"],
     define_macros=macros,
     extra_compile_args=compile_args,
     extra_link_args=link_args,
@@ -74,6 +74,9 @@ common = dict(
 
 extensions = [
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
+    # arc4py.Random's methods (through _core's capsule: no C of its own).
+    Extension("arc4py._random_methods", ["arc4py/_random_methods.pyx"],
+              **common),
 ]
 
 if sys.platform.startswith("linux"):  # C-level rows of `arc4py bench --c-api`

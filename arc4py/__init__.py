@@ -16,6 +16,8 @@ forms of ``random_u32``/``random_u64`` need it (``pip install 'arc4py[numpy]'``)
 """
 import base64 as _base64
 import random as _random
+import sys as _sys
+from hmac import compare_digest
 
 from arc4py._core import (
     arc4random,
@@ -49,6 +51,7 @@ __all__ = [
     "chacha20_keystream",
     "chacha20_keystream_into",
     "choice",
+    "compare_digest",
     "cpu_features",
     "default_rng",
     "fill",
@@ -102,6 +105,9 @@ def choice(seq):
 
 # ---- random.Random drop-in --------------------------------------------------
 
+from arc4py import _random_methods as _methods  # noqa: E402
+
+
 class Random(_random.Random):
     """A ``random.Random`` whose every method draws from arc4py's CSPRNG.
 
@@ -112,12 +118,25 @@ class Random(_random.Random):
     ignored, ``getstate()`` and ``setstate()`` raise ``NotImplementedError``.
     """
 
-    # The generator's functions are installed directly (no per-call
-    # wrapper): staticmethod, since they take no ``self``.
-    random = staticmethod(random)
-    getrandbits = staticmethod(randbits)
-    randbytes = staticmethod(arc4random_buf)
-    _randbelow = staticmethod(randbelow)
+    # Binding Cython functions taking ``self``: methods like any other
+    # (``arc4py.Random.random(self)`` works), called with no wrapper.
+    random = _methods.random
+    getrandbits = _methods.getrandbits
+    randbytes = _methods.randbytes
+    _randbelow = _methods._randbelow
+
+    # The stdlib's gauss() keeps its second value in the instance, where a
+    # fork or a second thread would see it again: draw each afresh.
+    if _sys.version_info >= (3, 11):
+        def gauss(self, mu=0.0, sigma=1.0):
+            """Gaussian distribution (mean ``mu``, standard deviation
+            ``sigma``); unlike the stdlib's, nothing is cached."""
+            return self.normalvariate(mu, sigma)
+    else:
+        def gauss(self, mu, sigma):
+            """Gaussian distribution (mean ``mu``, standard deviation
+            ``sigma``); unlike the stdlib's, nothing is cached."""
+            return self.normalvariate(mu, sigma)
 
     def seed(self, *args, **kwds):
         """Does nothing: arc4py seeds itself from the OS."""
@@ -127,6 +146,11 @@ class Random(_random.Random):
         raise NotImplementedError("arc4py.Random has no state to save or restore")
 
     getstate = setstate = _notimplemented
+
+
+for _name in ("random", "getrandbits", "randbytes", "_randbelow"):
+    getattr(Random, _name).__qualname__ = "Random." + _name
+del _name
 
 
 # ---- C API --------------------------------------------------------------------

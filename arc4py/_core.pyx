@@ -16,9 +16,15 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
 import os as _os
+import sys as _sys
 from operator import index as _index
 
+from arc4py._buffer_check import (
+    refuse_pointer_holders as _refuse_pointer_holders)
+
 from arc4py._cdefs cimport (
+    arc4py_rng_stir_all,
+    ARC4PY_FORK_VDSO,
     arc4py_chacha20_core,
     arc4py_chacha20_init,
     arc4py_chacha20_cores,
@@ -27,6 +33,7 @@ from arc4py._cdefs cimport (
     arc4py_chacha20_is_known,
     arc4py_cpu_features,
     ARC4PY_RNG_BUFFER_BYTES,
+    ARC4PY_RNG_DIRECT_BYTES,
     ARC4PY_RNG_RESEED_BYTES,
     ARC4PY_FORK_WIPEONFORK,
     ARC4PY_FORK_ATFORK,
@@ -48,9 +55,8 @@ from arc4py._cdefs cimport (
     arc4py_rng_debug_reseeds,
     arc4py_rng_test_hooks,
 )
-
-# Below this many bytes, dropping and retaking the GIL costs more than it saves.
-cdef Py_ssize_t NOGIL_BYTES = 1 << 14
+from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _int_arg,
+                             _raise_os_error, _size_arg, _u64_to_double)
 
 cdef tuple _known_names():
     cdef size_t i = 0
@@ -68,16 +74,8 @@ ALL_BACKENDS = _known_names()
 RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
 #: Bytes of keystream per refill of a thread's buffer.
 BUFFER_BYTES = ARC4PY_RNG_BUFFER_BYTES
-
-
-from libc.errno cimport ENOMEM
-
-
-cdef int _raise_os_error(int err) except -1:
-    if err == ENOMEM:
-        raise MemoryError("arc4py: no memory for the generator's state")
-    raise OSError(err, "arc4py: the OS could not provide entropy: "
-                  + _os.strerror(err))
+#: Requests of at least this many bytes skip the buffer (filled directly).
+DIRECT_BYTES = ARC4PY_RNG_DIRECT_BYTES
 
 
 # ---- cores ----------------------------------------------------------------
@@ -235,8 +233,41 @@ cdef bint _holds_objects(const char *fmt) noexcept:
     return False
 
 
+cdef object _CDATA = None  # ctypes' base class, once ctypes is loaded
+cdef object _NDARRAY = None  # numpy.ndarray, once numpy is loaded
+
+
+cdef int _refuse_ctypes_pointers(object buffer) except -1:
+    """ctypes can hide py_object / c_char_p / c_wchar_p behind a plain "B"
+    format: find a ctypes exporter (behind memoryviews and numpy arrays)
+    and have its type walked.  Cheap for everything else."""
+    global _CDATA, _NDARRAY
+    cdef int hops
+    if _CDATA is None:
+        ctypes = _sys.modules.get("ctypes")
+        if ctypes is None:  # no ctypes object can exist yet
+            return 0
+        # a plain type: the ctypes classes' metaclasses make isinstance slow
+        _CDATA = ctypes._SimpleCData.__mro__[1]
+    if _NDARRAY is None and "numpy" in _sys.modules:
+        _NDARRAY = _sys.modules["numpy"].ndarray
+    obj = buffer
+    for hops in range(64):
+        if type(obj) is memoryview:
+            obj = obj.obj
+        elif (_NDARRAY is not None and isinstance(obj, _NDARRAY)
+              and obj.base is not None):
+            obj = obj.base
+        else:
+            break
+    if isinstance(obj, _CDATA):
+        _refuse_pointer_holders(obj)
+    return 0
+
+
 cdef int _get_writable(object buffer, Py_buffer *view) except -1:
     """Get a writable, C-contiguous view with the contract's errors."""
+    _refuse_ctypes_pointers(buffer)
     try:
         PyObject_GetBuffer(buffer, view, PyBUF_FULL_RO)
     except TypeError:
@@ -342,31 +373,6 @@ cdef object _numpy_module():
     return _numpy_mod
 
 
-cdef Py_ssize_t _size_arg(object n, str what) except -1:
-    if isinstance(n, float):
-        raise TypeError(f"{what} must be an int, not float")
-    try:
-        n = _index(n)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not "
-                        f"{type(n).__name__}") from None
-    if n < 0:
-        raise ValueError(f"{what} must be >= 0, not {n}")
-    return n  # OverflowError past sys.maxsize
-
-
-cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
-    cdef int err
-    if n >= NOGIL_BYTES:
-        with nogil:
-            err = arc4py_rng_buf(p, <size_t>n)
-    else:
-        err = arc4py_rng_buf(p, <size_t>n)
-    if err:
-        _raise_os_error(err)
-    return 0
-
-
 @cython.binding(False)
 def arc4random_buf(n):
     """``n`` random bytes (``n`` an int >= 0)."""
@@ -383,7 +389,7 @@ def arc4random_buf(n):
         if err:
             _raise_os_error(err)
     else:
-        _fill_raw(PyBytes_AS_STRING(out), size)
+        _fill_raw(arc4py_rng_buf, PyBytes_AS_STRING(out), size)
     return out
 
 
@@ -398,7 +404,7 @@ def fill(buffer):
     cdef Py_buffer view
     _get_writable(buffer, &view)
     try:
-        _fill_raw(view.buf, view.len)
+        _fill_raw(arc4py_rng_buf, view.buf, view.len)
         return view.len
     finally:
         PyBuffer_Release(&view)
@@ -409,9 +415,7 @@ def arc4random_uniform(upper_bound):
     without modulo bias (rejection sampling)."""
     cdef uint32_t r
     cdef int err
-    if isinstance(upper_bound, float):
-        raise TypeError("upper_bound must be an int, not float")
-    bound = _index(upper_bound)
+    bound = _int_arg(upper_bound, "upper_bound")
     if bound < 1 or bound > 0x100000000:
         raise ValueError(f"upper_bound must be in [1, 2**32], not {bound}")
     err = arc4py_rng_uniform(<uint32_t>(bound & 0xFFFFFFFF), &r)
@@ -432,15 +436,13 @@ def randbits(k):
         if err:
             _raise_os_error(err)
         return r >> (64 - bits)
-    nbytes = (bits + 7) // 8
+    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
     return int.from_bytes(arc4random_buf(nbytes), "little") >> (nbytes * 8 - bits)
 
 
 def randbelow(n):
     """A uniform ``int`` in [0, n) for any positive int ``n`` (rejection)."""
-    if isinstance(n, float):
-        raise TypeError("n must be an int, not float")
-    n = _index(n)
+    n = _int_arg(n, "n")
     if n <= 0:
         raise ValueError(f"n must be > 0, not {n}")
     if n <= 0x100000000:
@@ -453,16 +455,19 @@ def randbelow(n):
 
 
 @cython.binding(False)
+@cython.embedsignature(False)
 def random():
-    """A ``float`` in [0.0, 1.0) with 53 random bits."""
+    # The signature line is written out: without it Python 3.13 reports
+    # this no-argument function's signature as (self, /).
+    """random()
+--
+
+A ``float`` in [0.0, 1.0) with 53 random bits."""
     cdef uint64_t r
     cdef int err = arc4py_rng_u64(&r)
     if err:
         _raise_os_error(err)
-    return (r >> 11) * (1.0 / 9007199254740992.0)
-
-
-from arc4py._cdefs cimport arc4py_rng_stir_all, ARC4PY_FORK_VDSO
+    return _u64_to_double(r)
 
 
 def stir(*, all_threads=False):

@@ -13,7 +13,6 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint32_t, uint64_t
 from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
 
-import os as _os
 from operator import index as _index
 
 import numpy as _np
@@ -25,19 +24,11 @@ from arc4py._core import _rng_api
 cnp.import_array()
 
 from arc4py._cdefs cimport ARC4PY_RNG_API_CAPSULE, arc4py_rng_api
+from arc4py._common cimport _fill_raw, _int_arg, _raise_os_error, _size_arg
 
 # The generator of arc4py._core; every draw below goes through it.
 cdef const arc4py_rng_api *_api = <const arc4py_rng_api *>PyCapsule_GetPointer(
     _rng_api, ARC4PY_RNG_API_CAPSULE)
-
-# Below this many bytes, dropping and retaking the GIL costs more than it saves.
-cdef Py_ssize_t NOGIL_BYTES = 1 << 14
-
-
-
-cdef int _raise_os_error(int err) except -1:
-    raise OSError(err, "arc4py: the OS could not provide entropy: "
-                  + _os.strerror(err))
 
 
 # ---- arrays -------------------------------------------------------------------
@@ -58,30 +49,11 @@ cdef tuple _shape(object size):
                             f"{type(size).__name__}") from None
     shape = []
     for d in dims:
-        if isinstance(d, float):
-            raise TypeError("size must be an int or a tuple of ints, not "
-                            "float")
-        try:
-            d = _index(d)
-        except TypeError:
-            raise TypeError(f"size must be an int or a tuple of ints, not "
-                            f"{type(d).__name__}") from None
+        d = _int_arg(d, "size must be an int or a tuple of ints; each entry")
         if d < 0:
             raise ValueError(f"size must be non-negative, not {d}")
         shape.append(d)
     return tuple(shape)
-
-
-cdef int _fill_raw(void *p, Py_ssize_t n) except -1:
-    cdef int err
-    if n >= NOGIL_BYTES:
-        with nogil:
-            err = _api.buf(p, <size_t>n)
-    else:
-        err = _api.buf(p, <size_t>n)
-    if err:
-        _raise_os_error(err)
-    return 0
 
 
 cdef cnp.ndarray _random_array(object size, int typenum):
@@ -95,7 +67,7 @@ cdef cnp.ndarray _random_array(object size, int typenum):
     for i in range(ndim):
         dims[i] = shape[i]
     out = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
-    _fill_raw(cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
+    _fill_raw(_api.buf, cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
     return out
 
 
@@ -144,13 +116,18 @@ cdef class BitGenerator(_NumpyBitGenerator):
     State
         ``state`` is ``{'bit_generator': 'arc4py.BitGenerator',
         'state': None}``: there is nothing that could reproduce the output.
-        Setting it raises ``NotImplementedError``.
+        As with numpy's own bit generators, setting a non-dict raises
+        ``TypeError`` and a dict of another bit generator ``ValueError``;
+        arc4py's own state dict is accepted and changes nothing (which is
+        what ``numpy.random.seed()`` and unpickling a ``RandomState`` do).
 
     Copying and pickling
         ``copy.copy``, ``copy.deepcopy`` and ``pickle`` (and so
         ``multiprocessing``) give a new, independent ``BitGenerator``; no
         two of them ever share a stream.  The same holds for ``spawn(n)``
-        and for a ``Generator`` over this class.
+        and for a ``Generator`` or ``RandomState`` over this class (a
+        ``RandomState`` copy keeps only numpy's legacy spare normal, if
+        the original held one; ``Generator`` keeps none).
 
     OS entropy failure
         The bitgen_t functions numpy calls cannot report an error.  If the
@@ -164,8 +141,10 @@ cdef class BitGenerator(_NumpyBitGenerator):
     Attributes
     ----------
     lock : threading.RLock
-        Set up by numpy's base class and held by ``Generator`` as usual.
-        The draws themselves need no lock (each thread has its own state).
+        Set up by numpy's base class; held by ``Generator`` and by
+        ``random_raw`` as numpy's bit generators do, so code that holds it
+        to keep other users out works unchanged.  The draws themselves need
+        no lock (each thread has its own state).
     capsule : PyCapsule
         numpy's ``"BitGenerator"`` capsule holding this object's bitgen_t.
     """
@@ -198,26 +177,34 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     def __reduce__(self):
         # Nothing to carry over: a copy is a new, independent generator.
-        return (type(self), ())
+        # numpy 1.x's RandomState/Generator pickling reads this as
+        # (ctor, (name,), state) and calls ctor(name): keep that shape.
+        return (_bit_generator_ctor, (_STATE_NAME,), None)
 
     @property
     def state(self):
         """``{'bit_generator': 'arc4py.BitGenerator', 'state': None}``:
-        a CSPRNG has no state that could be saved and restored.  Setting
-        it raises ``NotImplementedError``."""
-        return {"bit_generator": "arc4py.BitGenerator", "state": None}
+        a CSPRNG has no state that could be saved and restored.  Setting a
+        non-dict raises ``TypeError``, another generator's state
+        ``ValueError``; this dict is accepted and changes nothing."""
+        return {"bit_generator": _STATE_NAME, "state": None}
 
     @state.setter
     def state(self, value):
-        raise NotImplementedError(
-            "arc4py.BitGenerator has no state to restore: its output cannot "
-            "be reproduced")
+        if not isinstance(value, dict):
+            raise TypeError("state must be a dict")
+        name = value.get("bit_generator")
+        if name != _STATE_NAME:
+            raise ValueError(f"state must be for a {_STATE_NAME}, not "
+                             f"{name!r}")
+        if value.get("state") is not None:
+            raise ValueError(f"a {_STATE_NAME} state holds nothing "
+                             f"('state': None), not {value['state']!r}")
+        # Nothing to restore: the output can never be reproduced.
 
     def spawn(self, n_children):
         """A list of ``n_children`` new, independent ``BitGenerator`` s."""
-        n = _index(n_children)
-        if n < 0:
-            raise ValueError("n_children must be non-negative")
+        n = _size_arg(n_children, "n_children")
         return [type(self)() for _ in range(n)]
 
     def random_raw(self, size=None, output=True):
@@ -228,13 +215,25 @@ cdef class BitGenerator(_NumpyBitGenerator):
         Raises ``OSError`` if the OS cannot provide entropy."""
         cdef uint64_t r
         cdef int err
-        if size is None:
-            err = _api.u64(&r)
-            if err:
-                _raise_os_error(err)
-            return r if output else None
-        out = _random_array(size, cnp.NPY_UINT64)
+        with self.lock:  # as numpy's bit generators do
+            if size is None:
+                err = _api.u64(&r)
+                if err:
+                    _raise_os_error(err)
+                return r if output else None
+            out = _random_array(size, cnp.NPY_UINT64)
         return out if output else None
+
+
+_STATE_NAME = "arc4py.BitGenerator"
+
+
+def _bit_generator_ctor(name=_STATE_NAME):
+    """Pickling helper: a new, independent ``BitGenerator`` (nothing of
+    the pickled one is carried over)."""
+    if name != _STATE_NAME:
+        raise ValueError(f"{name!r} is not {_STATE_NAME}")
+    return BitGenerator()
 
 
 def default_rng():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import arc4py
 from arc4py._core import BUFFER_BYTES, RESEED_INTERVAL
-from arc4py.cli.bytes import DIRECT_BYTES  # COORDINATOR: from arc4py._core
+from arc4py._core import DIRECT_BYTES
 
 __all__ = [
     "BUFFER_BYTES", "DIRECT_BYTES", "LINUX", "Failure", "check", "PKG_PARENT", "REKEY_BYTES",

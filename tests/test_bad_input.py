@@ -41,7 +41,11 @@ def test_buf_impossible_size(n):
 def test_buf_edge_sizes():
     assert arc4py.arc4random_buf(0) == b""
     assert len(arc4py.arc4random_buf(True)) == 1   # bool is an int
-    for n in (1, 15, 16, 17, 2047, 2048, 2049, 3072, 100_000):
+    direct = arc4py._core.DIRECT_BYTES  # from the C: where buffering ends
+    buffer = arc4py._core.BUFFER_BYTES
+    assert 0 < direct <= buffer
+    for n in (1, 15, 16, 17, direct - 1, direct, direct + 1, buffer,
+              buffer + 1, 100_000):
         b = arc4py.arc4random_buf(n)
         assert type(b) is bytes and len(b) == n
 
@@ -154,6 +158,104 @@ def test_fill_numpy_contiguous_slice():
     a = np.zeros((8, 8), dtype=np.uint32)
     assert arc4py.fill(a[2:4]) == 2 * 8 * 4
     assert not a[:2].any() and not a[4:].any() and a[2:4].any()
+
+
+# ---- ctypes buffers that hide pointers ctypes follows on read --------------------
+
+def _pointer_holders():
+    """ctypes objects whose memory holds a py_object, c_char_p or c_wchar_p,
+    most of them behind a format that does not say so."""
+    import ctypes as C
+
+    class InUnion(C.Union):  # exports "B"
+        _fields_ = [("o", C.py_object), ("n", C.c_uint64)]
+
+    class Packed(C.Structure):  # _pack_: exports "B"
+        _pack_ = 1
+        _fields_ = [("a", C.c_uint8), ("o", C.py_object)]
+
+    class ColonName(C.Structure):  # a ':' in a field name
+        _fields_ = [("x:y", C.c_int), ("o", C.py_object)]
+
+    class HoldsCharP(C.Structure):
+        _fields_ = [("n", C.c_int), ("s", C.c_char_p)]
+
+    class Nested(C.Union):  # an array of structures inside a union
+        _fields_ = [("inner", HoldsCharP * 3), ("n", C.c_int)]
+
+    class Base(C.Structure):
+        _fields_ = [("w", C.c_wchar_p)]
+
+    class Derived(Base):  # the pointer is in the base class's fields
+        _fields_ = [("n", C.c_int)]
+
+    class MyCharP(C.c_char_p):  # a subclass of a pointer type
+        pass
+
+    return [InUnion(), Packed(), ColonName(), HoldsCharP(), Nested(),
+            Derived(), (C.c_char_p * 4)(), (C.c_wchar_p * 2)(),
+            ((C.py_object * 2) * 2)(), (MyCharP * 2)(), C.py_object(),
+            C.c_char_p(), C.c_wchar_p()]
+
+
+@pytest.mark.parametrize("index", range(13))
+def test_ctypes_pointer_holders_refused(index):
+    obj = _pointer_holders()[index]
+    before = bytes(memoryview(obj).cast("B"))
+    for target in (obj, memoryview(obj), memoryview(obj).cast("B")):
+        with pytest.raises(TypeError, match="pointer"):
+            arc4py.fill(target)
+        with pytest.raises(TypeError, match="pointer"):
+            arc4py.chacha20_keystream_into(KEY, NONCE8, target)
+    # nothing was written: reading the fields is still safe
+    assert bytes(memoryview(obj).cast("B")) == before
+
+
+def test_ctypes_pointer_holder_behind_numpy_refused():
+    np = pytest.importorskip("numpy")
+    obj = _pointer_holders()[0]
+    a = np.asarray(memoryview(obj).cast("B"))  # writable view of the union
+    assert a.flags.writeable
+    with pytest.raises(TypeError, match="pointer"):
+        arc4py.fill(a)
+    with pytest.raises(TypeError, match="pointer"):
+        arc4py.fill(a[1:3])
+
+
+def test_ctypes_plain_numeric_types_still_fill():
+    import ctypes as C
+
+    class Point(C.Structure):
+        _fields_ = [("x", C.c_double), ("y", C.c_double)]
+
+    class Mixed(C.Union):
+        _fields_ = [("pts", Point * 2), ("raw", C.c_uint8 * 32),
+                    ("p", C.c_void_p), ("q", C.POINTER(C.c_int))]
+
+    class Flags(C.Structure):
+        _fields_ = [("a", C.c_uint32, 3), ("b", C.c_uint32, 29),
+                    ("c", C.c_char * 8), ("w", C.c_wchar * 2)]
+
+    for obj in (C.c_uint32(), (C.c_int16 * 10)(), Point(), Mixed(),
+                Flags(), (Point * 3)(), C.c_char(), (C.c_char * 16)()):
+        n = C.sizeof(obj)
+        assert arc4py.fill(obj) == n
+        assert arc4py.fill(memoryview(obj)) == n
+        assert arc4py.chacha20_keystream_into(KEY, NONCE8, obj) == n
+    m = Mixed()
+    arc4py.fill(m)
+    assert any(m.raw)
+
+
+def test_numpy_object_dtypes_still_refused():
+    np = pytest.importorskip("numpy")
+    for a in (np.empty(3, dtype=object),
+              np.empty(2, dtype=[("a", "i4"), ("o", "O")]),
+              np.empty(2, dtype=[("t", "M8[s]"), ("o", "O")])):
+        with pytest.raises(TypeError):
+            arc4py.fill(a)
+        with pytest.raises(TypeError):
+            arc4py.chacha20_keystream_into(KEY, NONCE8, a)
 
 
 # ---- uniform, randbelow, randbits ------------------------------------------

@@ -236,8 +236,99 @@ def test_bitgenerator_seed_seq_is_seedless():
 def test_bitgenerator_state():
     bg = arc4py.BitGenerator()
     assert bg.state == {"bit_generator": "arc4py.BitGenerator", "state": None}
-    with pytest.raises(NotImplementedError):
-        bg.state = {"bit_generator": "arc4py.BitGenerator", "state": None}
+    # its own state dict: accepted, changes nothing (there is nothing)
+    bg.state = {"bit_generator": "arc4py.BitGenerator", "state": None}
+    bg.state = arc4py.BitGenerator().state
+    assert bg.state == {"bit_generator": "arc4py.BitGenerator", "state": None}
+    assert bg.random_raw() != bg.random_raw()
+
+
+@pytest.mark.parametrize("value", [3, None, "arc4py.BitGenerator",
+                                   [("bit_generator", "arc4py.BitGenerator")]])
+def test_bitgenerator_state_non_dict_is_type_error(value):
+    with pytest.raises(TypeError):
+        arc4py.BitGenerator().state = value
+    with pytest.raises(TypeError):  # as numpy's own bit generators
+        np.random.PCG64().state = value
+
+
+@pytest.mark.parametrize("other", ["PCG64", "MT19937", "SFC64", "Philox"])
+def test_bitgenerator_state_of_another_is_value_error(other):
+    foreign = getattr(np.random, other)(1).state
+    with pytest.raises(ValueError):
+        arc4py.BitGenerator().state = foreign
+    with pytest.raises(ValueError):  # numpy does the same the other way
+        getattr(np.random, other)().state = arc4py.BitGenerator().state
+    for bad in ({}, {"state": None},
+                {"bit_generator": "arc4py.BitGenerator", "state": 5}):
+        with pytest.raises(ValueError):
+            arc4py.BitGenerator().state = bad
+
+
+def test_global_set_bit_generator_then_seed():
+    # multiprocessing worker initialisers call np.random.seed(); numpy then
+    # reseeds a non-MT19937 global bit generator with type(bg)(None).state
+    if not hasattr(np.random, "set_bit_generator"):
+        pytest.skip("numpy.random.set_bit_generator is new in numpy 1.25")
+    saved = np.random.get_bit_generator()
+    try:
+        np.random.set_bit_generator(arc4py.BitGenerator())
+        np.random.seed()
+        np.random.seed(None)
+        assert isinstance(np.random.get_bit_generator(), arc4py.BitGenerator)
+        xs = np.random.random(1000)
+        assert len(set(xs.tolist())) == 1000
+        with pytest.raises(TypeError, match="cannot be seeded"):
+            np.random.seed(1234)  # a reproducible seed is refused
+    finally:
+        np.random.set_bit_generator(saved)
+
+
+def test_randomstate_pickle_loads_without_replay():
+    rs = np.random.RandomState(arc4py.BitGenerator())
+    rs.random_sample(3)
+    for dumped in (pickle.dumps(rs), pickle.dumps(rs, protocol=2)):
+        copy_ = pickle.loads(dumped)
+        assert isinstance(copy_, np.random.RandomState)
+        assert isinstance(copy_._bit_generator, arc4py.BitGenerator)
+        assert copy_._bit_generator is not rs._bit_generator
+        assert not np.array_equal(copy_.random_sample(8), rs.random_sample(8))
+        assert not np.array_equal(copy_.randint(0, 2 ** 62, 8),
+                                  rs.randint(0, 2 ** 62, 8))
+        assert copy_.standard_normal() != rs.standard_normal()
+    assert isinstance(copy.deepcopy(rs)._bit_generator, arc4py.BitGenerator)
+
+
+def test_randomstate_pickle_through_multiprocessing():
+    import multiprocessing
+    rs = np.random.RandomState(arc4py.BitGenerator())
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        got = pool.apply(_draw_with, (rs,))
+    assert got.shape == (4,) and not np.array_equal(got, rs.random_sample(4))
+
+
+def _draw_with(rs):
+    return rs.random_sample(4)
+
+
+def test_random_raw_takes_the_lock():
+    import threading
+    bg = arc4py.BitGenerator()
+    done = threading.Event()
+
+    def draw():
+        bg.random_raw()
+        bg.random_raw(4)
+        done.set()
+
+    with bg.lock:
+        t = threading.Thread(target=draw)
+        t.start()
+        # while another holds the lock, random_raw waits (as numpy's do)
+        assert not done.wait(0.2)
+    t.join(30)
+    assert done.is_set()
 
 
 def test_capsule_valid():

@@ -5,11 +5,14 @@ results checked for type and range; distributions get loose moment checks
 (tolerances of many standard errors, so they never flake).
 """
 import base64
+import hmac
 import math
+import os
 import random
 import re
 import statistics
 import string
+import sys
 
 import pytest
 
@@ -51,6 +54,15 @@ def test_getrandbits(rng, k):
 def test_getrandbits_uses_top_bit(rng):
     for k in (1, 7, 32, 33, 64, 65, 300):
         assert any(rng.getrandbits(k) >> (k - 1) for _ in range(200))
+
+
+def test_getrandbits_impossible_sizes(rng):
+    # (k + 7) // 8 in C once overflowed here into a negative byte count
+    for k in (sys.maxsize, sys.maxsize - 1, sys.maxsize - 6, 2 ** 63 + 5):
+        with pytest.raises((MemoryError, OverflowError)):
+            rng.getrandbits(k)
+        with pytest.raises((MemoryError, OverflowError)):
+            arc4py.randbits(k)
 
 
 def test_getrandbits_negative(rng):
@@ -122,8 +134,50 @@ def test_choice(rng):
     picks = {rng.choice(seq) for _ in range(500)}
     assert picks == set(seq)
     assert rng.choice(range(10 ** 18)) < 10 ** 18
-    with pytest.raises(IndexError):
-        rng.choice([])
+
+
+def _stdlib_error(call):
+    """The exception type the stdlib's own SystemRandom raises for ``call``."""
+    try:
+        call(random.SystemRandom())
+    except Exception as exc:  # noqa: BLE001 (any type: it is the answer)
+        return type(exc)
+    raise AssertionError("the stdlib raised nothing")
+
+
+@pytest.mark.parametrize("empty", [[], "", (), range(0)])
+def test_choice_empty_as_this_python(rng, empty):
+    # 3.9/3.10: _randbelow(0) returns 0 and the indexing raises IndexError;
+    # 3.11+: choice() checks first.  Either way this Python's own error.
+    expected = _stdlib_error(lambda r: r.choice(empty))
+    assert expected is IndexError
+    with pytest.raises(expected):
+        rng.choice(empty)
+
+
+def test_randbelow_zero_as_this_python(rng):
+    if sys.version_info < (3, 11):
+        # documented there: "Returns 0 if n==0."
+        assert random.SystemRandom()._randbelow(0) == 0
+        assert rng._randbelow(0) == 0
+    else:
+        with pytest.raises(ValueError):
+            rng._randbelow(0)
+    for n in (1, 2, 3, 2 ** 32, 2 ** 32 + 1, 2 ** 63, 2 ** 64 - 1, 2 ** 64,
+              2 ** 200 + 7):
+        assert all(0 <= rng._randbelow(n) < n for _ in range(50))
+    assert {rng._randbelow(3) for _ in range(200)} == {0, 1, 2}
+    with pytest.raises(TypeError):
+        rng._randbelow(2.0)
+
+
+def test_randbelow_unbiased_across_bit_lengths(rng):
+    # n just above a power of two: a modulo or a wrong shift shows at once.
+    n = 2 ** 40 + 1
+    draws = [rng._randbelow(n) for _ in range(20000)]
+    assert max(draws) < n
+    top = sum(d >= 2 ** 39 for d in draws)
+    assert abs(top - 10000) < 600  # ~8.5 sigma
 
 
 def test_choices(rng):
@@ -188,7 +242,49 @@ def test_normal(rng, name):
     assert all(type(x) is float for x in xs)
     assert abs(statistics.fmean(xs) - 10.0) < 0.1
     assert abs(statistics.pstdev(xs) - 2.0) < 0.1
-    assert type(f()) is float
+
+
+@pytest.mark.parametrize("name", ["gauss", "normalvariate"])
+def test_normal_signature_as_this_python(rng, name):
+    import inspect
+    ours = inspect.signature(getattr(rng, name))
+    stdlib = inspect.signature(getattr(random.Random(), name))
+    assert list(ours.parameters) == list(stdlib.parameters)
+    assert ([p.default for p in ours.parameters.values()]
+            == [p.default for p in stdlib.parameters.values()])
+    if sys.version_info >= (3, 11):  # the defaults mu=0.0, sigma=1.0
+        assert type(getattr(rng, name)()) is float
+    else:
+        with pytest.raises(TypeError):
+            getattr(rng, name)()
+
+
+def test_gauss_caches_nothing(rng):
+    before = dict(vars(rng))
+    for _ in range(10):
+        rng.gauss(0.0, 1.0)
+    # the stdlib keeps its spare value in gauss_next; ours keeps none
+    assert getattr(rng, "gauss_next", None) is None
+    assert dict(vars(rng)) == before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_gauss_after_fork_differs(rng):
+    # With a cached spare value, parent and child would both return it.
+    for _ in range(5):
+        rng.gauss(0.0, 1.0)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: report its next gauss(), then leave at once
+            os.close(r)
+            os.write(w, repr(rng.gauss(0.0, 1.0)).encode())
+            os._exit(0)
+        os.close(w)
+        mine = rng.gauss(0.0, 1.0)
+        with os.fdopen(r) as f:
+            child = float(f.read())
+        os.waitpid(pid, 0)
+        assert mine != child
 
 
 def test_lognormvariate(rng):
@@ -251,6 +347,73 @@ def test_binomialvariate(rng):
 
 
 # ---- no state -----------------------------------------------------------------------
+
+# ---- subclassing, as CPython's TestRandomSubclassing does it -----------------------
+
+def test_methods_bind_like_python_methods(rng):
+    for name in ("random", "getrandbits", "randbytes", "_randbelow", "gauss"):
+        meth = getattr(rng, name)
+        assert meth.__self__ is rng, name
+        assert meth.__func__ is vars(arc4py.Random)[name], name
+    assert type(arc4py.Random.random(rng)) is float
+    assert 0 <= arc4py.Random.getrandbits(rng, 70) < 2 ** 70
+    assert len(arc4py.Random.randbytes(rng, 5)) == 5
+    assert 0 <= arc4py.Random._randbelow(rng, 10) < 10
+    with pytest.raises(TypeError):
+        arc4py.Random.random()  # unbound, no instance: like any method
+
+
+def test_subclass_with_kwargs():
+    class Subclass(arc4py.Random):
+        def __init__(self, newarg=None):
+            arc4py.Random.__init__(self)
+    assert 0.0 <= Subclass(newarg=1).random() < 1.0
+
+
+def test_subclasses_overriding_methods():
+    called = set()
+
+    class SubRandom(arc4py.Random):
+        def random(self):
+            called.add("SubRandom.random")
+            return arc4py.Random.random(self)
+
+    class SubGetrandbits(arc4py.Random):
+        def getrandbits(self, k):
+            called.add("SubGetrandbits.getrandbits")
+            return arc4py.Random.getrandbits(self, k)
+
+    class SubBoth(SubRandom, SubGetrandbits):
+        pass
+
+    # The stdlib's __init_subclass__ picks _randbelow from what a subclass
+    # overrides; randrange must then go through the override.
+    r = SubRandom()
+    assert 0 <= r.randrange(100) < 100 and 0.0 <= r.random() < 1.0
+    assert "SubRandom.random" in called
+    called.clear()
+    r = SubGetrandbits()
+    assert 0 <= r.randrange(100) < 100
+    assert called == {"SubGetrandbits.getrandbits"}
+    called.clear()
+    r = SubBoth()
+    assert 0 <= r.randrange(100) < 100 and 0 <= r.getrandbits(9) < 512
+    assert "SubGetrandbits.getrandbits" in called
+    assert len(SubGetrandbits().randbytes(7)) == 7
+
+
+def test_subclass_super_calls():
+    class Sub(arc4py.Random):
+        def random(self):
+            return super().random() / 2
+
+        def getrandbits(self, k):
+            return super().getrandbits(k) | 1
+
+    r = Sub()
+    assert all(0.0 <= r.random() < 0.5 for _ in range(100))
+    assert all(r.getrandbits(8) & 1 for _ in range(100))
+
 
 def test_seed_is_ignored():
     a = arc4py.Random(1234)
@@ -337,7 +500,25 @@ def test_choice_helper():
             arc4py.choice(empty)
 
 
+def test_compare_digest():
+    assert arc4py.compare_digest(b"abc", b"abc") is True
+    assert arc4py.compare_digest(b"abc", b"abd") is False
+    assert arc4py.compare_digest(b"abc", b"ab") is False
+    assert arc4py.compare_digest("abc", "abc") is True
+    assert arc4py.compare_digest(bytearray(b"x"), memoryview(b"x")) is True
+    assert "compare_digest" in arc4py.__all__
+    for a, b in (("abc", b"abc"), (1, 1), ("\xe9", "\xe9"), (None, b"")):
+        try:
+            hmac.compare_digest(a, b)
+        except TypeError:
+            with pytest.raises(TypeError):
+                arc4py.compare_digest(a, b)
+        else:
+            raise AssertionError(f"hmac accepted {a!r}, {b!r}")
+
+
 def test_matches_secrets_api():
     import secrets
-    for name in ("token_bytes", "token_hex", "token_urlsafe", "choice"):
+    for name in ("token_bytes", "token_hex", "token_urlsafe", "choice",
+                 "compare_digest"):
         assert callable(getattr(arc4py, name)) and hasattr(secrets, name)

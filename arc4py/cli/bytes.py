@@ -7,12 +7,8 @@ numpy, nothing from the bench.
 """
 import sys
 
-from arc4py._core import BUFFER_BYTES
-
-# COORDINATOR: the one place to switch once arc4py._core exports DIRECT_BYTES
-# (helper H3): replace the next line by `from arc4py._core import DIRECT_BYTES`.
 # Requests of DIRECT_BYTES and more bypass the generator's buffer.
-DIRECT_BYTES = 2048
+from arc4py._core import BUFFER_BYTES, DIRECT_BYTES
 
 #: Bytes generated and written per system call (small enough that a
 #: generating thread's two buffers stay in its L2 cache).
