@@ -66,13 +66,16 @@ common = dict(
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
     + glob.glob(f"{CBIND}/*.h") + glob.glob("arc4py/include/arc4py/*.h")
-    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd"],
+    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_keystream.pxd"],
     define_macros=macros,
     extra_compile_args=compile_args,
     extra_link_args=link_args,
 )
 
 extensions = [
+    # The cores' Python face (backends, raw keystream, buffer checks).
+    Extension("arc4py._keystream", ["arc4py/_keystream.pyx"] + CHACHA20_SOURCES,
+              **common),
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
     # arc4py.Random's methods (through _core's capsule: no C of its own).
     Extension("arc4py._random_methods", ["arc4py/_random_methods.pyx"],

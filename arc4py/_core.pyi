@@ -13,10 +13,16 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Buffer, CapsuleType, TypeAlias
 
+# The cores' bindings (arc4py._keystream), re-exported.
+from arc4py._keystream import ALL_BACKENDS as ALL_BACKENDS
+from arc4py._keystream import backends as backends
+from arc4py._keystream import chacha20_keystream as chacha20_keystream
+from arc4py._keystream import chacha20_keystream_into as chacha20_keystream_into
+from arc4py._keystream import cpu_features as cpu_features
+
 # A shape, as numpy takes it: an int or a sequence of ints.
 _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 
-ALL_BACKENDS: Final[tuple[str, ...]]
 RESEED_INTERVAL: Final[int]
 BUFFER_BYTES: Final[int]
 DIRECT_BYTES: Final[int]
@@ -24,28 +30,10 @@ DIRECT_BYTES: Final[int]
 _rng_api: CapsuleType
 _C_API: CapsuleType  # arc4py/include/arc4py/capi.h
 
-# ---- cores ---------------------------------------------------------------
+# ---- cores (defined in arc4py._keystream) ---------------------------------
 
-def backends() -> tuple[str, ...]: ...
 def backend() -> str: ...
-def cpu_features() -> tuple[str, ...]: ...
 def _select_backend(name: str) -> None: ...
-def chacha20_keystream(
-    key: Buffer,
-    nonce: Buffer,
-    length: SupportsIndex,
-    *,
-    counter: SupportsIndex = 0,
-    backend: str | None = None,
-) -> bytes: ...
-def chacha20_keystream_into(
-    key: Buffer,
-    nonce: Buffer,
-    buffer: Buffer | npt.NDArray[Any],
-    *,
-    counter: SupportsIndex = 0,
-    backend: str | None = None,
-) -> int: ...
 
 # ---- the generator ---------------------------------------------------------
 
