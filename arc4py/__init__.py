@@ -30,11 +30,11 @@ from arc4py._core import (
     cpu_features,
     fill,
     fork_protection,
+    randbelow,
+    randbits,
     random,
     random_u32,
     random_u64,
-    randbelow,
-    randbits,
     stir,
 )
 

@@ -30,6 +30,9 @@ from arc4py._core import (
     stir as stir,
 )
 
+# numpy's side (loaded on first use at run time)
+from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_rng
+
 _T = TypeVar("_T")
 
 __version__: str
@@ -94,4 +97,3 @@ def get_include() -> str: ...
 
 # ---- numpy -------------------------------------------------------------------
 
-from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_rng

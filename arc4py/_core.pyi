@@ -14,11 +14,13 @@ import numpy.typing as npt
 from typing_extensions import Buffer, CapsuleType, TypeAlias
 
 # The cores' bindings (arc4py._keystream), re-exported.
-from arc4py._keystream import ALL_BACKENDS as ALL_BACKENDS
-from arc4py._keystream import backends as backends
-from arc4py._keystream import chacha20_keystream as chacha20_keystream
-from arc4py._keystream import chacha20_keystream_into as chacha20_keystream_into
-from arc4py._keystream import cpu_features as cpu_features
+from arc4py._keystream import (
+    ALL_BACKENDS as ALL_BACKENDS,
+    backends as backends,
+    chacha20_keystream as chacha20_keystream,
+    chacha20_keystream_into as chacha20_keystream_into,
+    cpu_features as cpu_features,
+)
 
 # A shape, as numpy takes it: an int or a sequence of ints.
 _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]

@@ -4,13 +4,22 @@
     getrandom_shim   tests/shims/getrandom_shim.c built once, its .so path
                      (skips off Linux, where LD_PRELOAD cannot replace it)
     child            run_child() bound to the test's tmp_path as the cwd
+    hooks_build      a copy of arc4py built with ARC4PY_TEST_HOOKS=1, its root
 """
 import functools
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import arc4py
 from helpers import LINUX, SHIM_SOURCE, build_getrandom_shim, find_cc, run_child
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def pytest_report_header(config):
@@ -42,3 +51,35 @@ def getrandom_shim(cc, tmp_path_factory):
 def child(tmp_path):
     """``child(code, *args, timeout=120, **env)``: run_child in tmp_path."""
     return functools.partial(run_child, cwd=tmp_path)
+
+
+@pytest.fixture(scope="session")
+def hooks_build(tmp_path_factory):
+    """A copy of arc4py built with ARC4PY_TEST_HOOKS=1; returns its root."""
+    if find_cc() is None:
+        pytest.skip("no C compiler to build the hooks-enabled extension")
+    for mod in ("setuptools", "Cython"):
+        if importlib.util.find_spec(mod) is None:
+            pytest.skip(f"{mod} is not installed: cannot build the "
+                        f"hooks-enabled extension (pip install cython setuptools)")
+    if not (REPO / "setup.py").exists():
+        pytest.skip("the source tree (setup.py) is not next to the tests")
+    root = tmp_path_factory.mktemp("arc4py_hooks")
+    for name in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md"):
+        if (REPO / name).exists():
+            shutil.copy2(REPO / name, root / name)
+    shutil.copytree(REPO / "include", root / "include")
+    # The whole package source; only _core carries the hooks, so the numpy
+    # extension is left out to keep the build short (arc4py loads
+    # arc4py._numpy lazily).  copytree keeps mtimes, so an up-to-date
+    # generated _core.c is reused.
+    shutil.copytree(REPO / "arc4py", root / "arc4py", ignore=shutil.ignore_patterns(
+        "_numpy*", "*.so", "__pycache__"))
+    env = dict(os.environ, ARC4PY_TEST_HOOKS="1")
+    env.pop("ARC4PY_SANITIZE", None)
+    proc = subprocess.run(
+        [sys.executable, "setup.py", "build_ext", "--inplace", "-q", "-j", "2"],
+        cwd=str(root), env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, (
+        f"hooks build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return root

@@ -22,8 +22,7 @@ import traceback
 from pathlib import Path
 
 import arc4py
-from arc4py._core import BUFFER_BYTES, RESEED_INTERVAL
-from arc4py._core import DIRECT_BYTES
+from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
 
 __all__ = [
     "BUFFER_BYTES", "DIRECT_BYTES", "LINUX", "Failure", "check", "PKG_PARENT", "REKEY_BYTES",

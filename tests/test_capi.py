@@ -18,7 +18,6 @@ import pytest
 
 import arc4py
 from arc4py import _core
-from test_reseed_and_erasure import hooks_build  # noqa: F401 (a fixture)
 
 HERE = Path(__file__).resolve().parent
 DEMO_SOURCES = HERE / "capi_ext"

@@ -14,6 +14,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 
@@ -162,19 +163,27 @@ def test_core_from_c(core, core_check):
     assert "ok" in run.stdout
 
 
-def test_core_sources_compile_clean():
-    """Every core and the dispatch compile clean with -Wall -Wextra -Werror
-    (and with -DARC4PY_NO_<ISA> switches, which drop rows of the table)."""
+def test_c_sources_compile_clean():
+    """Every C file of the package (cores, dispatch, generator, and the
+    binding layer's C) compiles clean with -Wall -Wextra -Werror, also with
+    the test hooks and with -DARC4PY_NO_<ISA> switches (which drop rows of
+    the table of cores)."""
     cc = shutil.which("cc") or shutil.which("gcc")
     if cc is None:
         pytest.skip("no C compiler: cc is not on PATH")
-    sources = sorted(f for f in os.listdir(CSRC)
-                     if f.startswith("chacha20_") and f.endswith(".c"))
-    assert "chacha20_dispatch.c" in sources and "chacha20_neon.c" in sources
-    for extra in ([], ["-DARC4PY_NO_AVX512", "-DARC4PY_NO_NEON"]):
+    cbind = os.path.join(os.path.dirname(CSRC), "cbind")
+    sources = sorted(os.path.join(d, f) for d in (CSRC, cbind)
+                     for f in os.listdir(d) if f.endswith(".c"))
+    names = {os.path.basename(f) for f in sources}
+    assert {"chacha20_dispatch.c", "chacha20_neon.c", "rng.c", "capi.c"} <= names
+    includes = ["-I" + INCLUDE, "-I" + CSRC, "-I" + cbind,
+                "-I" + os.path.join(os.path.dirname(CSRC), "include"),
+                "-I" + sysconfig.get_paths()["include"]]
+    for extra in ([], ["-DARC4PY_NO_AVX512", "-DARC4PY_NO_NEON"],
+                  ["-DARC4PY_TEST_HOOKS=1"]):
         for src in sources:
             cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
-                   "-I" + INCLUDE, "-I" + CSRC] + extra + [os.path.join(CSRC, src)]
+                   *includes, *extra, src]
             done = subprocess.run(cmd, capture_output=True, text=True)
             assert done.returncode == 0, f"{src}:\n{done.stderr}"
 

@@ -215,13 +215,13 @@ def test_enosys_for_the_whole_process(shim, tmp_path):
 
 @pytest.mark.parametrize("n", [1, 7, 50])
 def test_eintr_is_retried(shim, tmp_path, n):
-    res = run_child(f"""
+    res = run_child("""
         import arc4py
         x = arc4py.arc4random_buf(32)
         y = arc4py.arc4random_buf(32)
-        print(json.dumps({{"x": x.hex(), "y": y.hex(),
+        print(json.dumps({"x": x.hex(), "y": y.hex(),
                           "left": SHIM.getrandom_shim_eintr_left(),
-                          "calls": SHIM.getrandom_shim_calls()}}))
+                          "calls": SHIM.getrandom_shim_calls()}))
     """, shim, tmp_path, mode=f"eintr:{n}", caller="arc4py")
     assert res["left"] == 0, "the generator did not see the EINTRs"
     assert res["calls"] >= n + 1

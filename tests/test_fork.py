@@ -209,7 +209,7 @@ def test_raw_fork_syscall_relies_on_wipeonfork():
     libc.syscall.argtypes = [ctypes.c_long]
     SYS_fork = 57
 
-    for attempt in range(3):
+    for _attempt in range(3):
         warm()
         r, w = os.pipe()
         pid = libc.syscall(SYS_fork)

@@ -6,7 +6,6 @@ extension once into a temporary directory; the checks run in child
 interpreters that import that copy.  The getrandom-count check needs no hooks:
 it interposes on getrandom() with the LD_PRELOAD shim in tests/shims/.
 """
-import importlib.util
 import json
 import os
 import shutil
@@ -37,38 +36,6 @@ def _compiler():
     return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 
-@pytest.fixture(scope="session")
-def hooks_build(tmp_path_factory):
-    """A copy of arc4py built with ARC4PY_TEST_HOOKS=1; returns its root."""
-    if _compiler() is None:
-        pytest.skip("no C compiler to build the hooks-enabled extension")
-    for mod in ("setuptools", "Cython"):
-        if importlib.util.find_spec(mod) is None:
-            pytest.skip(f"{mod} is not installed: cannot build the "
-                        f"hooks-enabled extension (pip install cython setuptools)")
-    if not (REPO / "setup.py").exists():
-        pytest.skip("the source tree (setup.py) is not next to the tests")
-    root = tmp_path_factory.mktemp("arc4py_hooks")
-    for name in ("setup.py", "pyproject.toml", "MANIFEST.in", "README.md"):
-        if (REPO / name).exists():
-            shutil.copy2(REPO / name, root / name)
-    shutil.copytree(REPO / "include", root / "include")
-    # The whole package source; only _core carries the hooks, so the numpy
-    # extension is left out to keep the build short (arc4py loads
-    # arc4py._numpy lazily).  copytree keeps mtimes, so an up-to-date
-    # generated _core.c is reused.
-    shutil.copytree(REPO / "arc4py", root / "arc4py", ignore=shutil.ignore_patterns(
-        "_numpy*", "*.so", "__pycache__"))
-    env = dict(os.environ, ARC4PY_TEST_HOOKS="1")
-    env.pop("ARC4PY_SANITIZE", None)
-    proc = subprocess.run(
-        [sys.executable, "setup.py", "build_ext", "--inplace", "-q", "-j", "2"],
-        cwd=str(root), env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, (
-        f"hooks build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return root
-
-
 def run_hooked(root, code, tmp_path):
     """Run ``code`` in a child that imports the hooks-enabled arc4py."""
     env = dict(os.environ)
@@ -78,11 +45,11 @@ def run_hooked(root, code, tmp_path):
         import json
         import arc4py
         import arc4py._core as C
-        assert arc4py.__file__.startswith(%r), arc4py.__file__
+        assert arc4py.__file__.startswith(ROOT), arc4py.__file__
 
         def view():
             buf, left = C._debug_buffer()
-            assert len(buf) == %d
+            assert len(buf) == BUFFER
             used = len(buf) - left
             return {"used": used, "left": left,
                     "used_zero": not any(buf[:used]),
@@ -90,7 +57,7 @@ def run_hooked(root, code, tmp_path):
 
         def reseeds():
             return C._debug_reseeds()
-    """ % (str(root), BUFFER))
+    """.replace("ROOT", repr(str(root))).replace("BUFFER", str(BUFFER)))
     proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
                           env=env, cwd=str(tmp_path), capture_output=True,
                           text=True, timeout=120)

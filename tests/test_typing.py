@@ -20,7 +20,7 @@ import pytest
 pytest.importorskip("mypy", reason="mypy is not installed "
                     "(pip install 'arc4py[test]' brings it)")
 
-import arc4py  # noqa: E402
+import arc4py
 
 try:
     import numpy  # noqa: F401

@@ -13,8 +13,7 @@ import argparse
 import sys
 
 from arc4py import __version__
-from arc4py.cli import bench, info
-from arc4py.cli import bytes as bytes_cmd
+from arc4py.cli import bench, bytes as bytes_cmd, info
 
 __all__ = ["build_parser", "main"]
 
