@@ -5,7 +5,6 @@ independently of arc4py: the vDSO image is read from this process's memory
 (its range from /proc/self/maps) and its dynamic string table searched.
 """
 import ctypes
-import json
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import threading
 import pytest
 
 import arc4py
+from helpers import last_json, run_child
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the vDSO getrandom is Linux's")
@@ -72,10 +72,8 @@ os.waitpid(pid, 0)
 child = json.loads(os.read(r, 65536))
 print(json.dumps({"parent": arc4py.arc4random_buf(32).hex(), "child": child}))
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads(proc.stdout)
+    # (a child interpreter that imports this same arc4py, never a source tree)
+    res = last_json(run_child(code, timeout=60))
     assert res["parent"] != res["child"][0]
     assert "vdso" in res["child"][1]
 
