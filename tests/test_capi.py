@@ -21,7 +21,6 @@ from arc4py import _core
 
 HERE = Path(__file__).resolve().parent
 DEMO_SOURCES = HERE / "capi_ext"
-SHIM_SOURCE = HERE / "shims" / "getrandom_shim.c"
 ABORT_MESSAGE = "arc4py: the OS could not provide entropy"
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -274,15 +273,9 @@ def test_import_error_for_a_too_old_table(demo_dir, tmp_path, mod):
 
 
 @pytest.fixture(scope="module")
-def shim(tmp_path_factory):
-    cc = _cc()
-    if cc is None:
-        pytest.skip("no C compiler to build the getrandom shim")
-    out = tmp_path_factory.mktemp("shim") / "libgetrandom_shim.so"
-    proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(out),
-                           str(SHIM_SOURCE), "-ldl"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return str(out)
+def shim(getrandom_shim):
+    """The getrandom shim (conftest.py builds it once), as a str path."""
+    return str(getrandom_shim)
 
 
 @linux_only

@@ -8,7 +8,6 @@ falls back to /dev/urandom.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,21 +21,12 @@ from entropy_calls import CHILD_SOURCE, check_all_failed
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="LD_PRELOAD shim is Linux-only")
 
-SHIM_SOURCE = Path(__file__).resolve().parent / "shims" / "getrandom_shim.c"
 
 
 @pytest.fixture(scope="module")
-def shim(tmp_path_factory):
-    """The getrandom shim, compiled once into a temporary directory."""
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler (cc/gcc/clang) to build the getrandom shim")
-    out = tmp_path_factory.mktemp("shim") / "libgetrandom_shim.so"
-    proc = subprocess.run(
-        [cc, "-shared", "-fPIC", "-O2", "-o", str(out), str(SHIM_SOURCE), "-ldl"],
-        capture_output=True, text=True)
-    assert proc.returncode == 0, f"shim did not compile:\n{proc.stderr}"
-    return str(out)
+def shim(getrandom_shim):
+    """The getrandom shim (conftest.py builds it once), as a str path."""
+    return str(getrandom_shim)
 
 
 def run_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):

@@ -5,7 +5,6 @@ Skipped as a whole when numpy is not installed; the behaviour *without* numpy
 is made unimportable, so it runs whenever this file does.
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -312,29 +311,14 @@ def test_without_numpy_import_works_and_numpy_features_say_extra(how):
 
 # ---- OS entropy failure ------------------------------------------------------------------
 
-SHIM_SOURCE = Path(__file__).resolve().parent / "shims" / "getrandom_shim.c"
 
 
-@pytest.fixture(scope="module")
-def getrandom_shim(tmp_path_factory):
-    if not sys.platform.startswith("linux"):
-        pytest.skip("the getrandom LD_PRELOAD shim is Linux-only")
-    if not SHIM_SOURCE.exists():
-        pytest.skip(f"{SHIM_SOURCE} is missing")
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler to build the getrandom shim")
-    out = tmp_path_factory.mktemp("shim") / "libgetrandom_shim.so"
-    proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(out),
-                           str(SHIM_SOURCE), "-ldl"],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    return str(out)
 
 
 def _shim_env(shim):
     # Only calls from arc4py's generator fail, not the interpreter's own.
-    return {"LD_PRELOAD": shim, "GETRANDOM_SHIM": "eperm",
+    # (getrandom_shim is conftest.py's fixture.)
+    return {"LD_PRELOAD": str(shim), "GETRANDOM_SHIM": "eperm",
             "GETRANDOM_SHIM_CALLER": "arc4py"}
 
 
