@@ -156,6 +156,21 @@ def build_shared(cc, sources, out, *flags):
     return str(out)
 
 
+def build_generator_program(cc, program, exe, *flags):
+    """Build the C test program ``program`` (tests/c/) with every C source of
+    the cores and the generator (arc4py/csrc/*.c, so renamed or added files
+    need no change here) into ``exe``; its path.  A compiler error fails the
+    calling test with the compiler's message."""
+    csrc = REPO / "arc4py" / "csrc"
+    cmd = [cc, "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", *flags,
+           "-I", str(REPO / "include"), "-I", str(csrc),
+           *map(str, sorted(csrc.glob("*.c"))), str(program),
+           "-o", str(exe), "-lpthread"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{program} did not build:\n{proc.stderr}"
+    return str(exe)
+
+
 def build_getrandom_shim(cc, out_dir):
     """tests/shims/getrandom_shim.c, built in ``out_dir``: its path."""
     return build_shared(cc, [SHIM_SOURCE],

@@ -6,34 +6,23 @@ runs it draws a large direct fill and a refill, copies the 16 KiB of stack
 below the caller and searches it blindly for a ChaCha20 key (plain, spilled
 as a whole state, or as broadcast vectors) that regenerates the output.
 """
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 import arc4py
+from helpers import REPO, build_generator_program
 
-REPO = Path(__file__).resolve().parent.parent
 PROGRAM = Path(__file__).resolve().parent / "c" / "dead_stack.c"
 
 
 @pytest.fixture(scope="module")
-def dead_stack(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler (cc/gcc/clang) to build tests/c/dead_stack.c")
-    sources = sorted((REPO / "arc4py" / "csrc").glob("*.c"))
-    if not sources:
+def dead_stack(cc, tmp_path_factory):
+    if not (REPO / "arc4py" / "csrc").is_dir():
         pytest.skip("arc4py's C sources are not next to the tests")
-    exe = tmp_path_factory.mktemp("dead_stack") / "dead_stack"
-    proc = subprocess.run(
-        [cc, "-O3", "-fvisibility=hidden", "-Wall", "-Wextra",
-         "-I", str(REPO / "include"), "-I", str(REPO / "arc4py" / "csrc"),
-         *map(str, sources), str(PROGRAM), "-o", str(exe), "-lpthread"],
-        capture_output=True, text=True)
-    assert proc.returncode == 0, f"dead_stack.c did not build:\n{proc.stderr}"
-    return exe
+    return build_generator_program(
+        cc, PROGRAM, tmp_path_factory.mktemp("dead_stack") / "dead_stack")
 
 
 @pytest.mark.parametrize("core", arc4py.backends())

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 import arc4py
-from helpers import last_json, run_child
+from helpers import REPO, TESTS_DIR, build_generator_program, last_json, run_child
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the vDSO getrandom is Linux's")
@@ -80,27 +80,14 @@ print(json.dumps({"parent": arc4py.arc4random_buf(32).hex(), "child": child}))
 
 
 @linux_only
-def test_vdso_called_once_per_refill_and_per_chunk(tmp_path):
+def test_vdso_called_once_per_refill_and_per_chunk(cc, tmp_path):
     """tests/c/vdso_mix.c, built from the sources with the test hooks:
     counts vDSO getrandom calls over 10 refills and a 3 MiB direct fill, and
     checks the buffer after each refill."""
-    import shutil
-    from pathlib import Path
-    here = Path(__file__).resolve().parent
-    repo = here.parent
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler (cc/gcc/clang) to build tests/c/vdso_mix.c")
-    sources = sorted((repo / "arc4py" / "csrc").glob("*.c"))
-    if not sources:
+    if not (REPO / "arc4py" / "csrc").is_dir():
         pytest.skip("arc4py's C sources are not next to the tests")
-    exe = tmp_path / "vdso_mix"
-    proc = subprocess.run(
-        [cc, "-O2", "-DARC4PY_TEST_HOOKS=1", "-Wall", "-Wextra",
-         "-I", str(repo / "include"), "-I", str(repo / "arc4py" / "csrc"),
-         *map(str, sources), str(here / "c" / "vdso_mix.c"), "-o", str(exe),
-         "-lpthread"], capture_output=True, text=True)
-    assert proc.returncode == 0, f"vdso_mix.c did not build:\n{proc.stderr}"
+    exe = build_generator_program(cc, TESTS_DIR / "c" / "vdso_mix.c",
+                                  tmp_path / "vdso_mix", "-DARC4PY_TEST_HOOKS=1")
     proc = subprocess.run([str(exe)], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
