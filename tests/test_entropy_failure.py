@@ -17,6 +17,7 @@ import pytest
 
 import arc4py
 from entropy_calls import CHILD_SOURCE, check_all_failed
+from helpers import BUFFER_BYTES, REKEY_BYTES
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="LD_PRELOAD shim is Linux-only")
@@ -171,9 +172,10 @@ def test_failure_after_seeding_wipes_partial_output(shim, tmp_path):
     # 700 KiB before + what followed stays within one reseed interval, and
     # the state did not give up before the randomised reseed point either.
     assert 700 * 1024 + res["drawn"] <= (1 << 20)
-    # (3/4 MiB of keystream, less the 40 rekey bytes per 3072-byte refill,
-    # less one refill and one request of slack.)
-    assert 700 * 1024 + res["drawn"] >= (768 * 1024) * 3032 // 3072 - 4096
+    # (3/4 MiB of keystream, less the 40 rekey bytes of each refill, less
+    # one refill and one request of slack.)
+    usable = (768 * 1024) * (BUFFER_BYTES - REKEY_BYTES) // BUFFER_BYTES
+    assert 700 * 1024 + res["drawn"] >= usable - BUFFER_BYTES - 1024
     assert res["later"] == ["OSError"] * 4
     assert len(set(res["recovered"])) == 4
 
@@ -339,7 +341,7 @@ STIR_ALL_CHILD = """
     ready, go = threading.Event(), threading.Event()
     box = {}
     def worker():
-        arc4py.arc4random_buf(1)            # seeded, ~3 KiB buffered
+        arc4py.arc4random_buf(1)            # seeded, a buffer's worth left
         ready.set(); go.wait()
         try:
             arc4py.arc4random_buf(16)

@@ -1,7 +1,7 @@
 /*
  * The arc4py generator's algorithm: one ChaCha20 state per OS thread.
  *
- * Each refill runs the selected core over the thread's 3 KiB buffer and at
+ * Each refill runs the selected core over the thread's 15 KiB buffer and at
  * once turns the first 40 bytes of fresh keystream into the next key and
  * nonce (fast key erasure); every byte handed out is wiped from the buffer.
  * Large requests are generated straight into the caller's memory under a
@@ -185,8 +185,7 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
             return err;
         m = n < s->left ? n : s->left;
         src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        memcpy(out, src, m);
-        rng_wipe(src, m);
+        rng_move_out(out, src, m);
         s->left -= m;
         out += m;
         n -= m;

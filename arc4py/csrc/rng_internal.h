@@ -45,6 +45,9 @@ struct rng_state {
     int seeded;
     uint8_t buf[ARC4PY_RNG_BUFFER_BYTES];
 };
+/* Four 4 KiB pages per thread (generator.h sizes the buffer for it). */
+_Static_assert(sizeof(struct rng_state) <= 4 * 4096,
+               "a thread's state outgrew four pages");
 
 /* The calling thread's state (NULL until its first draw) and its vDSO
    getrandom state (NULL without one).  Plain TLS, not the wiped pages, so
@@ -84,6 +87,43 @@ extern long rng_vdso_calls;   /* vDSO getrandom calls (tests/c/vdso_mix.c) */
 #endif
 
 /*
+ * Hand n buffered bytes out: copy them to dst and zero them at src in one
+ * pass.  For the sizes of the hot path (16..128 bytes) two library calls,
+ * memcpy then memset, cost more than the work itself; a constant n (the
+ * integer draws) leaves it to the compiler, which inlines both.
+ */
+static inline void rng_move_out(uint8_t *dst, uint8_t *src, size_t n)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    typedef uint8_t v16 __attribute__((vector_size(16), may_alias, aligned(1)));
+    typedef uint64_t u64u __attribute__((may_alias, aligned(1)));
+    size_t i = 0;
+
+    if (__builtin_constant_p(n)) {
+        memcpy(dst, src, n);
+        memset(src, 0, n);
+        return;
+    }
+    for (; i + 16 <= n; i += 16) {
+        *(v16 *)(dst + i) = *(const v16 *)(src + i);
+        *(v16 *)(src + i) = (v16){0};
+    }
+    if (i + 8 <= n) {
+        *(u64u *)(dst + i) = *(const u64u *)(src + i);
+        *(u64u *)(src + i) = 0;
+        i += 8;
+    }
+    for (; i < n; i++) {
+        dst[i] = src[i];
+        src[i] = 0;
+    }
+#else
+    memcpy(dst, src, n);
+    memset(src, 0, n);
+#endif
+}
+
+/*
  * The hot path, shared by every entry point: n buffered bytes, wiped as
  * they leave.  Inlined with a constant n it is a few loads, a store of
  * zeros and a subtraction.  Returns 0 when the buffer cannot serve the
@@ -100,8 +140,7 @@ static inline int rng_take_buffered(void *out, size_t n)
                    s->stir_gen == __atomic_load_n(&rng_stir_generation,
                                                   __ATOMIC_RELAXED))) {
         uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        memcpy(out, src, n);
-        memset(src, 0, n);
+        rng_move_out((uint8_t *)out, src, n);
         s->left -= n;
         return 1;
     }

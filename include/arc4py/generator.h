@@ -18,8 +18,11 @@
 extern "C" {
 #endif
 
-/* Bytes of keystream produced per refill of a thread's buffer. */
-#define ARC4PY_RNG_BUFFER_BYTES 3072
+/* Bytes of keystream produced per refill of a thread's buffer: 240 blocks,
+   a whole number of passes for every core, and with the state's other
+   fields four 4 KiB pages.  Each refill also pays a vDSO getrandom call, a
+   rekey and a stack scrub (~300 ns on a Zen 3), spread over these bytes. */
+#define ARC4PY_RNG_BUFFER_BYTES 15360
 /* A thread reseeds from the OS after at most this many output bytes. */
 #define ARC4PY_RNG_RESEED_BYTES (1024 * 1024)
 /* Requests this large are generated straight into the caller's memory. */

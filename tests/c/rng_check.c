@@ -59,8 +59,9 @@ int main(int argc, char **argv)
         strcmp(arc4py_rng_core_name(), argv[1]) != 0)
         FAIL("core is %s, not %s", arc4py_rng_core_name(), argv[1]);
 
-    /* Every size 0..4200: past the 2 KiB direct threshold and the 3 KiB
-     * buffer, with guard bytes on both sides at an odd address. */
+    /* Every size 0..4200 (past the 2 KiB direct threshold), with guard
+     * bytes on both sides at an odd address; together 2.7 MiB, so many
+     * refills and reseeds. */
     for (n = 0; n <= 4200; n++) {
         memset(buf, 0xa5, n + 64 + 2);
         if (arc4py_rng_buf(buf + 33, n) != 0) {
