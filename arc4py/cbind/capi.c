@@ -1,12 +1,14 @@
 /*
  * The functions behind arc4py's C API (arc4py/include/arc4py/capi.h): thin
  * shells over the generator's public entry points, with the BSD contract
- * (cannot fail) for three of them and an errno result for fill().
+ * (cannot fail) for three of them and an errno result for fill().  The
+ * generator's fast path is inlined (arc4py/csrc/rng_hot_path.h).
  * arc4py/_core.pyx puts arc4py_capi_table_v1 into the capsule.
  */
 #define ARC4PY_CAPI_PROVIDER 1
 #include "arc4py/capi.h"
 #include "arc4py/generator.h"
+#include "rng_hot_path.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ static CAPI_COLD void capi_entropy_abort(int err)
 static uint32_t capi_arc4random(void)
 {
     uint32_t r;
-    int err = arc4py_rng_u32(&r);
+    int err = rng_take(&r, sizeof r);
 
     if (err)
         capi_entropy_abort(err);
@@ -42,7 +44,7 @@ static uint32_t capi_arc4random(void)
 
 static void capi_arc4random_buf(void *buf, size_t n)
 {
-    int err = arc4py_rng_buf(buf, n);
+    int err = rng_take(buf, n);
 
     if (err)
         capi_entropy_abort(err);
@@ -64,7 +66,7 @@ static uint32_t capi_arc4random_uniform(uint32_t upper_bound)
 
 static int capi_fill(void *buf, size_t n)
 {
-    int err = arc4py_rng_buf(buf, n);
+    int err = rng_take(buf, n);
 
     if (err && n) {
         /* What the caller's buffer held must not pass for output. */

@@ -8,9 +8,10 @@
  * int below NOGIL_BYTES for arc4random_buf.  Everything else (a size for a
  * numpy array, keywords, bad input, large requests that drop the GIL) is
  * forwarded unchanged to the Cython def it replaces, so signatures, errors
- * and docstrings stay those of arc4py/_core.pyx.  _core.pyx creates the
- * functions with arc4py_pyfast_wrap() in its last section, and the C API's
- * capsule with arc4py_capi_capsule().
+ * and docstrings stay those of arc4py/_core.pyx.  The generator's fast
+ * path is inlined here (rng_take() from arc4py/csrc/rng_hot_path.h).
+ * _core.pyx creates the functions with arc4py_pyfast_wrap() in its last
+ * section, and the C API's capsule with arc4py_capi_capsule().
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,6 +23,7 @@
 #define ARC4PY_CAPI_PROVIDER 1
 #include "arc4py/capi.h"
 #include "pyfast.h"
+#include "rng_hot_path.h"
 
 #if defined(__GNUC__)
 #define PYFAST_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -89,7 +91,7 @@ static PyObject *u32_call(int which, PyObject *const *args, Py_ssize_t nargs,
 
     if (PYFAST_UNLIKELY(!no_size(args, nargs, kwnames)))
         return slow(which, args, nargs, kwnames);
-    err = arc4py_rng_u32(&r);
+    err = rng_take(&r, sizeof r);
     if (PYFAST_UNLIKELY(err))
         return entropy_error(err);
     return PyLong_FromUnsignedLong(r);
@@ -118,7 +120,7 @@ static PyObject *fast_random_u64(PyObject *self, PyObject *const *args,
     (void)self;
     if (PYFAST_UNLIKELY(!no_size(args, nargs, kwnames)))
         return slow(FAST_RANDOM_U64, args, nargs, kwnames);
-    err = arc4py_rng_u64(&r);
+    err = rng_take(&r, sizeof r);
     if (PYFAST_UNLIKELY(err))
         return entropy_error(err);
     return PyLong_FromUnsignedLongLong(r);
@@ -143,7 +145,7 @@ static PyObject *fast_buf(PyObject *self, PyObject *const *args,
     out = PyBytes_FromStringAndSize(NULL, n);
     if (out == NULL)
         return NULL;
-    err = arc4py_rng_buf(PyBytes_AS_STRING(out), (size_t)n);
+    err = rng_take(PyBytes_AS_STRING(out), (size_t)n);
     if (PYFAST_UNLIKELY(err)) {
         Py_DECREF(out);
         return entropy_error(err);

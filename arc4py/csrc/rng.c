@@ -252,14 +252,9 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
     return err;
 }
 
-static inline int take_fast(void *out, size_t n)
-{
-    return RNG_LIKELY(rng_take_buffered(out, n)) ? 0 : rng_buf_slow(out, n);
-}
-
-int arc4py_rng_buf(void *buf, size_t n) { return take_fast(buf, n); }
-int arc4py_rng_u32(uint32_t *out) { return take_fast(out, 4); }
-int arc4py_rng_u64(uint64_t *out) { return take_fast(out, 8); }
+int arc4py_rng_buf(void *buf, size_t n) { return rng_take(buf, n); }
+int arc4py_rng_u32(uint32_t *out) { return rng_take(out, 4); }
+int arc4py_rng_u64(uint64_t *out) { return rng_take(out, 8); }
 
 /* Lemire's multiply-shift with rejection of the biased low products. */
 int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)

@@ -135,7 +135,8 @@ static unsigned protect_pages(void *p, size_t bytes)
         granted |= ARC4PY_DONTDUMP;
 #endif
     /* Kept out of swap where RLIMIT_MEMLOCK allows; never fatal, and not
-       reported: a page is small, the limit is often low. */
+       reported: the limit is often low (64 KiB on some systems, four
+       16 KiB states). */
     (void)mlock(p, bytes);
     return granted;
 }

@@ -1,0 +1,139 @@
+/*
+ * The generator's fast path, for inlining (internal, not installed): a
+ * thread's state, how to reach it, and rng_take(), which serves a request
+ * from the thread's buffer or calls the slow path.
+ *
+ * Included by the generator's own files (through rng_internal.h) and by the
+ * binding layer's hottest C (arc4py/cbind/pyfast.c, capi.c), which inline
+ * rng_take() rather than call arc4py_rng_buf(): one call less per draw, in
+ * the same shared object as the generator.  Everything else stays behind
+ * the public arc4py/generator.h.
+ */
+#ifndef ARC4PY_RNG_HOT_PATH_H
+#define ARC4PY_RNG_HOT_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "arc4py/generator.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RNG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RNG_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+/* Slow paths stay out of line, so the hot paths need no stack frame. */
+#define RNG_COLD_NOINLINE __attribute__((cold, noinline))
+#else
+#define RNG_LIKELY(x) (x)
+#define RNG_TLS_INITIAL_EXEC
+#define RNG_COLD_NOINLINE
+#endif
+
+/* One thread's generator; lives alone in its own mmap()ed pages. */
+struct rng_state {
+    uint32_t chacha[16];      /* key and nonce for the next refill */
+    size_t left;              /* unread bytes at the end of buf */
+    uint64_t since_seed;      /* bytes produced since the last reseed */
+    uint64_t reseed_after;    /* reseed once since_seed reaches this */
+    unsigned long fork_gen;   /* rng_fork_generation when last seeded */
+    unsigned long stir_gen;   /* rng_stir_generation when last seeded */
+    int seeded;
+    uint8_t buf[ARC4PY_RNG_BUFFER_BYTES];
+};
+/* Four 4 KiB pages per thread (generator.h sizes the buffer for it). */
+_Static_assert(sizeof(struct rng_state) <= 4 * 4096,
+               "a thread's state outgrew four pages");
+
+/* The calling thread's state: NULL until its first draw. */
+extern RNG_TLS_INITIAL_EXEC __thread struct rng_state *rng_tls_state;
+
+/* Bumped by arc4py_rng_stir_all(): a state seeded before refuses its
+   buffer. */
+extern unsigned long rng_stir_generation;
+
+/* rng.c: everything rng_take_buffered() cannot serve; wipes dest on
+   failure. */
+int rng_buf_slow(void *dest, size_t n);
+
+/*
+ * Hand n buffered bytes out: copy them to dst and zero them at src in one
+ * pass.  For the sizes of the hot path (16..128 bytes) two library calls,
+ * memcpy then memset, cost more than the work itself; a constant n (the
+ * integer draws) leaves it to the compiler, which inlines both.
+ */
+static inline void rng_move_out(uint8_t *dst, uint8_t *src, size_t n)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    typedef uint8_t v16 __attribute__((vector_size(16), may_alias, aligned(1)));
+    typedef uint64_t u64u __attribute__((may_alias, aligned(1)));
+    typedef uint32_t u32u __attribute__((may_alias, aligned(1)));
+    typedef uint16_t u16u __attribute__((may_alias, aligned(1)));
+    size_t i = 0;
+
+    if (__builtin_constant_p(n)) {
+        memcpy(dst, src, n);
+        memset(src, 0, n);
+        return;
+    }
+    for (; i + 16 <= n; i += 16) {
+        *(v16 *)(dst + i) = *(const v16 *)(src + i);
+        *(v16 *)(src + i) = (v16){0};
+    }
+    /* The last 0..15 bytes in fixed steps (a loop here would be
+       vectorised, with alias checks, for at most 15 bytes). */
+    if (n & 8) {
+        *(u64u *)(dst + i) = *(const u64u *)(src + i);
+        *(u64u *)(src + i) = 0;
+        i += 8;
+    }
+    if (n & 4) {
+        *(u32u *)(dst + i) = *(const u32u *)(src + i);
+        *(u32u *)(src + i) = 0;
+        i += 4;
+    }
+    if (n & 2) {
+        *(u16u *)(dst + i) = *(const u16u *)(src + i);
+        *(u16u *)(src + i) = 0;
+        i += 2;
+    }
+    if (n & 1) {
+        dst[i] = src[i];
+        src[i] = 0;
+    }
+#else
+    memcpy(dst, src, n);
+    memset(src, 0, n);
+#endif
+}
+
+/*
+ * The hot path, shared by every entry point: n buffered bytes, wiped as
+ * they leave.  Inlined with a constant n it is a few loads, a store of
+ * zeros and a subtraction.  Returns 0 when the buffer cannot serve the
+ * request (no state yet, too few bytes left, a stir_all since the state was
+ * seeded) and the caller must take the slow path.
+ */
+static inline int rng_take_buffered(void *out, size_t n)
+{
+    struct rng_state *s = rng_tls_state;
+
+    /* Relaxed is enough: a stir_all that happens-before this call is seen
+       (read-write coherence); the slow path does the ordered work. */
+    if (RNG_LIKELY(s != NULL && n <= s->left &&
+                   s->stir_gen == __atomic_load_n(&rng_stir_generation,
+                                                  __ATOMIC_RELAXED))) {
+        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
+        rng_move_out((uint8_t *)out, src, n);
+        s->left -= n;
+        return 1;
+    }
+    return 0;
+}
+
+/* n random bytes into out, as arc4py_rng_buf(): 0 or an errno value. */
+static inline int rng_take(void *out, size_t n)
+{
+    return RNG_LIKELY(rng_take_buffered(out, n)) ? 0 : rng_buf_slow(out, n);
+}
+
+#endif
