@@ -1,0 +1,66 @@
+"""The README's figures for the per-thread state match the build: the VM-clone
+window ("at most N KiB of identical output per thread", "the rest of one
+N KiB buffer") is the buffer's size, and a thread's state ("`mmap`'d pages
+(N KiB)") is what a new thread really maps, wiped on fork, as
+/proc/self/smaps shows."""
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from helpers import BUFFER_BYTES, LINUX, REPO
+
+README = REPO / "README.md"
+
+
+def _readme():
+    if not README.exists():
+        pytest.skip("README.md is not next to the tests")
+    return README.read_text()
+
+
+def test_readme_vm_clone_window_is_the_buffer_size():
+    text = _readme()
+    window = re.findall(r"at most (\d+) KiB of identical output per thread", text)
+    rest = re.findall(r"the rest of one (\d+) KiB buffer", text)
+    assert window and rest, "README no longer states the VM-clone window"
+    for kib in window + rest:
+        assert int(kib) * 1024 == BUFFER_BYTES, (kib, BUFFER_BYTES)
+
+
+@pytest.mark.skipif(not LINUX, reason="/proc/self/smaps is Linux-only")
+def test_readme_state_size_is_what_a_thread_maps():
+    claimed = re.findall(r"`mmap`'d pages \((\d+) KiB\)", _readme())
+    assert claimed, "README no longer states the state's size"
+    code = textwrap.dedent("""
+        import threading, arc4py
+
+        def wf_kib():
+            total, size = 0, 0
+            for line in open("/proc/self/smaps"):
+                if line.startswith("Size:"):
+                    size = int(line.split()[1])
+                elif line.startswith("VmFlags:") and " wf" in line:
+                    total += size
+            return total
+
+        arc4py.arc4random()
+        before = wf_kib()
+        box = {}
+        def worker():
+            arc4py.arc4random()
+            box["during"] = wf_kib()
+        t = threading.Thread(target=worker); t.start(); t.join()
+        vdso = "vdso" in arc4py.fork_protection()
+        print(box["during"] - before, int(vdso))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, timeout=60, cwd=str(REPO.parent))
+    assert out.returncode == 0, out.stderr
+    grew, vdso = map(int, out.stdout.split())
+    if grew == 0:
+        pytest.skip("no MADV_WIPEONFORK here: state pages are not flagged")
+    # The new thread's state, plus its 4 KiB vDSO getrandom state if any.
+    assert grew - 4 * vdso == int(claimed[0]), (grew, vdso, claimed)
