@@ -39,7 +39,8 @@ CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES
 # The generator: the algorithm, its thread-state and entropy plumbing, and
 # the numpy adapters (see the top of rng.c).
 GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
-    "rng", "rng_thread_state", "rng_entropy", "rng_bitgen", "rng_test_hooks")]
+    "rng", "rng_bitgen", "rng_test_hooks", "rng_wipe", "rng_platform_posix",
+    "rng_platform_linux", "rng_platform_bsd", "rng_platform_windows")]
 # The generator's C-API capsule table and the C entry points of the hot
 # Python calls.
 BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/pyfast.c"]

@@ -294,15 +294,10 @@ del _debug_buffer_impl
 
 # ---- core selection at import ----------------------------------------------
 
-def _choose_at_import():
-    wanted = _os.environ.get("ARC4PY_BACKEND", "")
-    if wanted:
-        _select_backend(wanted)
-    else:
-        arc4py_rng_select_core(backends()[0].encode("ascii"))
-
-_choose_at_import()
-del _choose_at_import
+# Without ARC4PY_BACKEND the generator takes the dispatch's fastest core
+# itself (rng.c: the one place the default is chosen).
+if _os.environ.get("ARC4PY_BACKEND", ""):
+    _select_backend(_os.environ["ARC4PY_BACKEND"])
 
 
 # ---- C API capsule and fast twins of the hot calls (cbind/pyfast.c) ---------

@@ -14,11 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__)
-#define CAPI_COLD __attribute__((cold, noinline, noreturn))
-#else
-#define CAPI_COLD
-#endif
+#define CAPI_COLD RNG_COLD_NOINLINE RNG_NORETURN
 
 /* The caller has no way to hear of an error: stop rather than hand out
    numbers that are not random (as the numpy path does). */
@@ -71,10 +67,7 @@ static int capi_fill(void *buf, size_t n)
     if (err && n) {
         /* What the caller's buffer held must not pass for output. */
         memset(buf, 0, n);
-#if defined(__GNUC__)
-        /* Tell the compiler the zeros are read, so they are not dropped. */
-        __asm__ __volatile__("" : : "r"(buf) : "memory");
-#endif
+        RNG_KEEP_STORES(buf); /* the zeros are read: keep them */
     }
     return err;
 }

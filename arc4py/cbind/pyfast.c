@@ -25,11 +25,6 @@
 #include "pyfast.h"
 #include "rng_hot_path.h"
 
-#if defined(__GNUC__)
-#define PYFAST_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define PYFAST_UNLIKELY(x) (x)
-#endif
 
 /* arc4random_buf(n) keeps the GIL below this size (as _core.pyx does). */
 #define PYFAST_GIL_BYTES (1 << 14)
@@ -89,10 +84,10 @@ static PyObject *u32_call(int which, PyObject *const *args, Py_ssize_t nargs,
     uint32_t r;
     int err;
 
-    if (PYFAST_UNLIKELY(!no_size(args, nargs, kwnames)))
+    if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
         return slow(which, args, nargs, kwnames);
     err = rng_take(&r, sizeof r);
-    if (PYFAST_UNLIKELY(err))
+    if (RNG_UNLIKELY(err))
         return entropy_error(err);
     return PyLong_FromUnsignedLong(r);
 }
@@ -118,10 +113,10 @@ static PyObject *fast_random_u64(PyObject *self, PyObject *const *args,
     int err;
 
     (void)self;
-    if (PYFAST_UNLIKELY(!no_size(args, nargs, kwnames)))
+    if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
         return slow(FAST_RANDOM_U64, args, nargs, kwnames);
     err = rng_take(&r, sizeof r);
-    if (PYFAST_UNLIKELY(err))
+    if (RNG_UNLIKELY(err))
         return entropy_error(err);
     return PyLong_FromUnsignedLongLong(r);
 }
@@ -146,7 +141,7 @@ static PyObject *fast_buf(PyObject *self, PyObject *const *args,
     if (out == NULL)
         return NULL;
     err = rng_take(PyBytes_AS_STRING(out), (size_t)n);
-    if (PYFAST_UNLIKELY(err)) {
+    if (RNG_UNLIKELY(err)) {
         Py_DECREF(out);
         return entropy_error(err);
     }

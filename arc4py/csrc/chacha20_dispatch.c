@@ -11,11 +11,11 @@
  * To add a core: its file chacha20_<isa>.c, its prototype in
  * chacha20_cores.h, one row here (fastest first), its ISA in setup.py.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "chacha20_cores.h"
+#include "compiler_compat.h"
 
 #ifdef ARC4PY_X86_64
 #include <cpuid.h>
@@ -106,7 +106,11 @@ static unsigned detect_features(void)
         features |= ARC4PY_CPU_SSE2;
     if (ecx & (1u << 9))
         features |= ARC4PY_CPU_SSSE3;
-    /* OSXSAVE (bit 27) must be set before XGETBV may be executed. */
+    /* OSXSAVE (bit 27) must be set before XGETBV may be executed.  XCR0
+       says what the OS saves on every OS (Linux, Windows 7 SP1+, the
+       BSDs).  macOS turns AVX-512 state on lazily, at a thread's first
+       AVX-512 instruction, so its XCR0 shows no ZMM state and the avx2 core
+       runs there: slower than possible, never unsafe. */
     if ((ecx & (1u << 27)) && (ecx & (1u << 28))) {
         uint64_t xcr0 = read_xcr0();
         if ((xcr0 & 0x6) == 0x6) /* XMM and YMM state */
@@ -149,12 +153,12 @@ static const struct {
     {ARC4PY_CPU_OS_ZMM, "os-zmm"},     {ARC4PY_CPU_NEON, "neon"},
 };
 
-/* Written once under pthread_once, read-only afterwards: pthread_once
- * orders these writes before every caller's reads. */
+/* Written once under rng_once, read-only afterwards: rng_once orders
+ * these writes before every caller's reads. */
 static arc4py_chacha20_core runnable[TABLE_LEN];
 static size_t runnable_count;
 static char feature_text[96];
-static pthread_once_t detect_control = PTHREAD_ONCE_INIT;
+static int detect_control;
 
 static void detect(void)
 {
@@ -178,8 +182,7 @@ static void detect(void)
 
 static void detect_once(void)
 {
-    /* pthread_once cannot fail with a valid control and routine. */
-    (void)pthread_once(&detect_control, detect);
+    rng_once(&detect_control, detect);
 }
 
 const arc4py_chacha20_core *arc4py_chacha20_cores(size_t *count)

@@ -29,32 +29,34 @@
 
 #include "chacha20_common.h"
 
-/* Stack the deepest core chain uses (AVX-512 handing a tail to AVX2:
-   about 1.7 KiB at -O3), with room to spare; tests/test_dead_stack.py. */
-#define RNG_SCRUB_BYTES 2048
-
-const arc4py_chacha20_core *rng_active_core;
-unsigned long rng_fork_generation;
+/* The core every thread runs: chosen once, by arc4py_rng_select_core() or
+   else the dispatch's fastest at the first refill (active_core()). */
+static const arc4py_chacha20_core *selected_core;
 unsigned long rng_stir_generation;
+#ifdef ARC4PY_TEST_HOOKS
+long rng_reseed_count;
+#endif
 
-/* A memset the compiler may not drop as a dead store. */
-void rng_wipe(void *p, size_t n)
+static const arc4py_chacha20_core *active_core(void)
 {
-    memset(p, 0, n);
-    __asm__ __volatile__("" : : "r"(p) : "memory");
+    const arc4py_chacha20_core *core =
+        rng_load_ptr((const void *const *)&selected_core);
+    size_t count;
+
+    if (RNG_LIKELY(core != NULL))
+        return core;
+    /* Racing first callers store the same pointer. */
+    core = &arc4py_chacha20_cores(&count)[0];
+    rng_store_ptr((const void **)&selected_core, core);
+    return core;
 }
 
-/*
- * Zero the stack a core just used.  Called from the frame that called the
- * core, so this frame lies where the core's did.  Not inlined, and the
- * barrier makes the stores observable, so the compiler keeps them.
- */
-__attribute__((noinline)) void rng_stack_scrub(void)
+/* The calling thread's state, created (unseeded) if needed. */
+static int state_get(struct rng_state **out)
 {
-    volatile uint8_t area[RNG_SCRUB_BYTES];
-
-    memset((uint8_t *)area, 0, sizeof area);
-    __asm__ __volatile__("" : : "r"(area) : "memory");
+    if ((*out = rng_tls_state) != NULL)
+        return 0;
+    return rng_platform_state_new(sizeof **out, out);
 }
 
 /* The one place a ChaCha20 state is keyed: key m[0..32), nonce m[32..40),
@@ -80,27 +82,27 @@ static void mix_key(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
     rng_wipe(cur, sizeof cur);
 }
 
-/* XOR vDSO getrandom output (changed by a VM fork) into a key; nothing
-   without a vDSO getrandom. */
-static void vdso_mix(uint8_t m[RNG_REKEY_BYTES])
+/* XOR the VM-clone mix source's output (changed when a VM is cloned) into
+   a key; 0 if it did, nonzero where the OS has no such source. */
+static int vm_mix(uint8_t m[RNG_REKEY_BYTES])
 {
-    uint8_t v[RNG_VDSO_MIX_BYTES];
+    uint8_t v[RNG_VM_MIX_BYTES];
     int i;
 
-    if (rng_tls_vdso == NULL ||
-        rng_vdso_read(rng_tls_vdso, v, sizeof v) != 0)
-        return;
-    for (i = 0; i < RNG_VDSO_MIX_BYTES; i++)
+    if (rng_platform_vm_mix(v, sizeof v) != 0)
+        return -1;
+    for (i = 0; i < RNG_VM_MIX_BYTES; i++)
         m[i] ^= v[i];
     rng_wipe(v, sizeof v);
+    return 0;
 }
 
 /* Seeded, and since then no fork and no stir_all? */
 static int is_current(const struct rng_state *s)
 {
     return s->seeded &&
-           s->fork_gen == __atomic_load_n(&rng_fork_generation, __ATOMIC_ACQUIRE) &&
-           s->stir_gen == __atomic_load_n(&rng_stir_generation, __ATOMIC_ACQUIRE);
+           s->fork_gen == rng_load_ulong(&rng_fork_generation) &&
+           s->stir_gen == rng_load_ulong(&rng_stir_generation);
 }
 
 /* Must the state reseed before generating `more` bytes of keystream? */
@@ -119,13 +121,13 @@ static int reseed(struct rng_state *s)
 {
     uint8_t seed[RNG_REKEY_BYTES + 4];
     uint32_t fuzz;
-    unsigned long fork_gen = __atomic_load_n(&rng_fork_generation, __ATOMIC_ACQUIRE);
-    unsigned long stir_gen = __atomic_load_n(&rng_stir_generation, __ATOMIC_ACQUIRE);
+    unsigned long fork_gen = rng_load_ulong(&rng_fork_generation);
+    unsigned long stir_gen = rng_load_ulong(&rng_stir_generation);
     int err, keep = s->seeded && s->fork_gen == fork_gen;
 
     rng_wipe(s->buf, sizeof s->buf);
     s->left = 0;
-    if ((err = rng_os_entropy(seed, sizeof seed)) != 0) {
+    if ((err = rng_platform_entropy(seed, sizeof seed)) != 0) {
         rng_wipe(seed, sizeof seed);
         rng_wipe(s->chacha, sizeof s->chacha);
         s->seeded = 0;
@@ -144,7 +146,7 @@ static int reseed(struct rng_state *s)
     s->seeded = 1;
     rng_wipe(seed, sizeof seed);
 #ifdef ARC4PY_TEST_HOOKS
-    __atomic_fetch_add(&rng_reseed_count, 1, __ATOMIC_RELAXED);
+    rng_count(&rng_reseed_count);
 #endif
     return 0;
 }
@@ -156,14 +158,14 @@ static int refill(struct rng_state *s)
 
     if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = reseed(s)) != 0)
         return err;
-    if (rng_tls_vdso != NULL) {
+    {
         uint8_t m[RNG_REKEY_BYTES] = {0};
 
-        vdso_mix(m);
-        mix_key(s->chacha, m);
+        if (vm_mix(m) == 0)
+            mix_key(s->chacha, m);
         rng_wipe(m, sizeof m);
     }
-    rng_active_core->blocks(s->chacha, s->buf,
+    active_core()->blocks(s->chacha, s->buf,
                             ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES);
     rng_stack_scrub();
     key_state(s->chacha, s->buf);
@@ -221,11 +223,11 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         }
         blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
         rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
-        vdso_mix(onetime);
+        (void)vm_mix(onetime);
         key_state(st, onetime);
-        rng_active_core->blocks(st, out, blocks);
+        active_core()->blocks(st, out, blocks);
         if (rest) {
-            rng_active_core->blocks(st, tail, 1);
+            active_core()->blocks(st, tail, 1);
             memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, tail, rest);
         }
         rng_stack_scrub();
@@ -242,7 +244,7 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 {
     struct rng_state *s;
-    int err = rng_state_get(&s);
+    int err = state_get(&s);
 
     if (err == 0)
         err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
@@ -285,7 +287,7 @@ int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
 int arc4py_rng_stir(void)
 {
     struct rng_state *s;
-    int err = rng_state_get(&s);
+    int err = state_get(&s);
 
     return err ? err : reseed(s);
 }
@@ -294,7 +296,7 @@ int arc4py_rng_stir_all(void)
 {
     /* First the generation, so every state seeded before this line (and
        every buffer filled from one) is refused from here on. */
-    __atomic_fetch_add(&rng_stir_generation, 1, __ATOMIC_SEQ_CST);
+    rng_increment_ulong(&rng_stir_generation);
     return arc4py_rng_stir();
 }
 
@@ -304,11 +306,17 @@ int arc4py_rng_select_core(const char *name)
 
     if (core == NULL)
         return -1;
-    rng_active_core = core;
+    rng_store_ptr((const void **)&selected_core, core);
     return 0;
 }
 
-const char *arc4py_rng_core_name(void)
+const char *arc4py_rng_core_name(void) { return active_core()->name; }
+
+/* The protections every live state has; the caller's state is made first,
+   so the answer is about real pages. */
+unsigned arc4py_rng_fork_protection(void)
 {
-    return rng_active_core ? rng_active_core->name : "none";
+    struct rng_state *s;
+
+    return state_get(&s) == 0 ? rng_platform_protections() : 0;
 }

@@ -17,17 +17,7 @@
 #include <string.h>
 
 #include "arc4py/generator.h"
-
-#if defined(__GNUC__) || defined(__clang__)
-#define RNG_LIKELY(x) __builtin_expect(!!(x), 1)
-#define RNG_TLS_INITIAL_EXEC __attribute__((tls_model("initial-exec")))
-/* Slow paths stay out of line, so the hot paths need no stack frame. */
-#define RNG_COLD_NOINLINE __attribute__((cold, noinline))
-#else
-#define RNG_LIKELY(x) (x)
-#define RNG_TLS_INITIAL_EXEC
-#define RNG_COLD_NOINLINE
-#endif
+#include "compiler_compat.h"
 
 /* One thread's generator; lives alone in its own mmap()ed pages. */
 struct rng_state {
@@ -41,14 +31,15 @@ struct rng_state {
     uint8_t buf[ARC4PY_RNG_BUFFER_BYTES];
 };
 /* Four 4 KiB pages per thread (generator.h sizes the buffer for it). */
-_Static_assert(sizeof(struct rng_state) <= 4 * 4096,
-               "a thread's state outgrew four pages");
+RNG_STATIC_ASSERT(sizeof(struct rng_state) <= 4 * 4096,
+                  "a thread's state outgrew four pages");
 
-/* The calling thread's state: NULL until its first draw. */
-extern RNG_TLS_INITIAL_EXEC __thread struct rng_state *rng_tls_state;
+/* The calling thread's state: NULL until its first draw.  Owned and
+   written by the platform file (rng_platform.h). */
+extern RNG_TLS struct rng_state *rng_tls_state;
 
-/* Bumped by arc4py_rng_stir_all(): a state seeded before refuses its
-   buffer. */
+/* Bumped by arc4py_rng_stir_all() (rng.c): a state seeded before refuses
+   its buffer. */
 extern unsigned long rng_stir_generation;
 
 /* rng.c: everything rng_take_buffered() cannot serve; wipes dest on
@@ -120,8 +111,7 @@ static inline int rng_take_buffered(void *out, size_t n)
     /* Relaxed is enough: a stir_all that happens-before this call is seen
        (read-write coherence); the slow path does the ordered work. */
     if (RNG_LIKELY(s != NULL && n <= s->left &&
-                   s->stir_gen == __atomic_load_n(&rng_stir_generation,
-                                                  __ATOMIC_RELAXED))) {
+                   s->stir_gen == rng_load_ulong_relaxed(&rng_stir_generation))) {
         uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
         rng_move_out((uint8_t *)out, src, n);
         s->left -= n;

@@ -8,8 +8,6 @@
 
 #ifdef ARC4PY_TEST_HOOKS
 const int arc4py_rng_test_hooks = 1;
-long rng_reseed_count;
-long rng_vdso_calls;
 
 int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
 {
@@ -24,7 +22,7 @@ int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
 
 long arc4py_rng_debug_reseeds(void)
 {
-    return __atomic_load_n(&rng_reseed_count, __ATOMIC_RELAXED);
+    return rng_load_long(&rng_reseed_count);
 }
 #else
 const int arc4py_rng_test_hooks = 0;

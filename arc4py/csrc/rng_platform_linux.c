@@ -1,29 +1,53 @@
 /*
- * Entropy from the OS: getrandom() (or /dev/urandom where the kernel lacks
- * it) for seeds, and the kernel's vDSO getrandom (Linux >= 6.11), whose
- * output changes when a VM is cloned, mixed into every refill's key.
+ * The platform layer on Linux (glibc from 2.17, musl): entropy from
+ * getrandom() (the system call where the C library has no wrapper;
+ * /dev/urandom only where the kernel predates getrandom and only if it is
+ * the kernel's random device), state pages zeroed in a forked child
+ * (MADV_WIPEONFORK) and left out of core dumps (MADV_DONTDUMP), and the
+ * kernel's vDSO getrandom (Linux >= 6.11), whose output changes when a VM
+ * is cloned, as the VM-clone mix source.  Compiles to nothing elsewhere.
  */
+#ifdef __linux__
 #define _GNU_SOURCE 1
-#include "rng_internal.h"
+#include "arc4py/generator.h"
+#include "rng_platform.h"
+#include "rng_platform_posix.h"
+#include "rng_wipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #if defined(__has_include)
-#if __has_include(<sys/random.h>)
-#include <sys/random.h>
-#define RNG_HAVE_GETRANDOM_FN 1
-#endif
-#if defined(__linux__) && __has_include(<sys/auxv.h>) && __has_include(<link.h>)
+#if __has_include(<sys/auxv.h>) && __has_include(<link.h>)
 #include <elf.h>
 #include <link.h>
 #include <sys/auxv.h>
 #define RNG_HAVE_VDSO_LOOKUP 1
 #endif
+#endif
+
+#ifndef SYS_getrandom /* kernel headers older than Linux 3.17 */
+#if defined(__x86_64__)
+#define SYS_getrandom 318
+#elif defined(__aarch64__)
+#define SYS_getrandom 278
+#endif
+#endif
+
+/* The C library's wrapper where it has one (glibc >= 2.25, musl >= 1.1.20),
+   so an interposed getrandom (a sandbox's, a test's) is honoured; weak, so
+   a build against an older C library links and takes the system call. */
+extern ssize_t getrandom(void *buf, size_t len, unsigned int flags)
+    __attribute__((weak));
+
+#ifdef ARC4PY_TEST_HOOKS
+long rng_vm_mix_calls;
 #endif
 
 /* getrandom() returning 0 makes no progress (a seccomp filter can do it);
@@ -40,8 +64,10 @@ static int read_dev_urandom(uint8_t *p, size_t n)
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return errno ? errno : EIO;
-    /* Refuse a regular file or anything else planted in its place. */
-    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode)) {
+    /* Only the kernel's device (character device 1:9): refuse a regular
+       file or anything else planted in its place. */
+    if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) ||
+        major(st.st_rdev) != 1 || minor(st.st_rdev) != 9) {
         close(fd);
         return EIO;
     }
@@ -61,16 +87,25 @@ static int read_dev_urandom(uint8_t *p, size_t n)
     return err;
 }
 
-int rng_os_entropy(uint8_t *p, size_t n)
+static ssize_t call_getrandom(uint8_t *p, size_t n)
+{
+    if (getrandom != NULL)
+        return getrandom(p, n, 0);
+#ifdef SYS_getrandom
+    return syscall(SYS_getrandom, p, n, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int rng_platform_entropy(uint8_t *p, size_t n)
 {
     int zero_reads = 0;
 
     while (n) {
-#ifdef RNG_HAVE_GETRANDOM_FN
-        ssize_t r = getrandom(p, n, 0);
-#else
-        ssize_t r = syscall(SYS_getrandom, p, n, 0);
-#endif
+        ssize_t r = call_getrandom(p, n);
+
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -90,7 +125,29 @@ int rng_os_entropy(uint8_t *p, size_t n)
     return 0;
 }
 
-/* ---- the vDSO getrandom ------------------------------------------------- */
+/* ---- state pages -------------------------------------------------------- */
+
+unsigned rng_os_protect_pages(void *p, size_t bytes)
+{
+    unsigned granted = 0;
+
+#ifdef MADV_WIPEONFORK
+    /* A child, even one made by a raw fork syscall, reads zeros here. */
+    if (madvise(p, bytes, MADV_WIPEONFORK) == 0)
+        granted |= ARC4PY_FORK_WIPEONFORK;
+#endif
+#ifdef MADV_DONTDUMP
+    if (madvise(p, bytes, MADV_DONTDUMP) == 0)
+        granted |= ARC4PY_DONTDUMP;
+#endif
+    /* Kept out of swap where RLIMIT_MEMLOCK allows; never fatal, and not
+       reported: the limit is often low (64 KiB on some systems, four
+       16 KiB states). */
+    (void)mlock(p, bytes);
+    return granted;
+}
+
+/* ---- the vDSO getrandom: the VM-clone mix source -------------------------- */
 
 /* The kernel's documented interface (include/uapi/linux/random.h): called
    with opaque_len ~0 it fills these parameters for the opaque states. */
@@ -183,7 +240,7 @@ static void *vdso_symbol(const char *want)
 }
 #endif
 
-void rng_vdso_init(void)
+void rng_os_vm_mix_init(void)
 {
 #ifdef RNG_HAVE_VDSO_LOOKUP
     rng_vgetrandom_fn fn = (rng_vgetrandom_fn)vdso_symbol("__vdso_getrandom");
@@ -202,7 +259,7 @@ void rng_vdso_init(void)
 #endif
 }
 
-void *rng_vdso_state_new(void)
+void *rng_os_vm_mix_new(void)
 {
     void *p;
 
@@ -213,7 +270,7 @@ void *rng_vdso_state_new(void)
     return p == MAP_FAILED ? NULL : p;
 }
 
-void rng_vdso_state_free(void *opaque)
+void rng_os_vm_mix_free(void *opaque)
 {
     if (opaque == NULL)
         return;
@@ -221,21 +278,22 @@ void rng_vdso_state_free(void *opaque)
     munmap(opaque, vstate_bytes);
 }
 
-int rng_vdso_read(void *opaque, uint8_t *out, size_t n)
+int rng_os_vm_mix_read(void *opaque, uint8_t *out, size_t n)
 {
     ssize_t r = vgetrandom(out, n, 0, opaque, vparams.size_of_opaque_state);
 
 #ifdef ARC4PY_TEST_HOOKS
-    __atomic_fetch_add(&rng_vdso_calls, 1, __ATOMIC_RELAXED);
+    rng_count(&rng_vm_mix_calls);
 #endif
     if (r == (ssize_t)n)
         return 0;
     /* Never expected; the mixing is a bonus, so stop claiming it. */
-    __atomic_store_n(&vdso_failed, 1, __ATOMIC_RELAXED);
+    rng_store_int(&vdso_failed, 1);
     return r < 0 ? (int)-r : EIO;
 }
 
-int rng_vdso_is_healthy(void)
+int rng_os_vm_mix_healthy(void)
 {
-    return vgetrandom != NULL && !__atomic_load_n(&vdso_failed, __ATOMIC_RELAXED);
+    return vgetrandom != NULL && !rng_load_int(&vdso_failed);
 }
+#endif

@@ -1,0 +1,154 @@
+/*
+ * The compiler constructs the C code needs beyond ISO C, in one place: GCC
+ * and Clang (every OS, mingw-w64 included) spell them one way, MSVC
+ * another.  Nothing here calls the OS.
+ *
+ * The MSVC branch is compiled by no machine this project tests on: it is
+ * kept to the few lines below.  With MSVC the SIMD cores compile to nothing
+ * (their register clearing is GCC inline assembly) and the generic core runs.
+ */
+#ifndef ARC4PY_COMPILER_COMPAT_H
+#define ARC4PY_COMPILER_COMPAT_H
+
+#include <stddef.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define RNG_GNUC 1
+#elif defined(_MSC_VER)
+#define RNG_MSVC 1
+#include <intrin.h>
+#else
+#error "arc4py: needs GCC, Clang or MSVC (atomics, thread-local storage)"
+#endif
+
+/* ---- attributes ---------------------------------------------------------- */
+#ifdef RNG_GNUC
+#define RNG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RNG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RNG_NOINLINE __attribute__((noinline))
+/* Slow paths stay out of line, so the hot paths need no stack frame. */
+#define RNG_COLD_NOINLINE __attribute__((cold, noinline))
+#define RNG_NORETURN __attribute__((noreturn))
+#else
+#define RNG_LIKELY(x) (x)
+#define RNG_UNLIKELY(x) (x)
+#define RNG_NOINLINE __declspec(noinline)
+#define RNG_COLD_NOINLINE __declspec(noinline)
+#define RNG_NORETURN __declspec(noreturn)
+#endif
+
+/* ---- thread-local storage ----------------------------------------------- */
+/* initial-exec: one load from the thread pointer, no __tls_get_addr call.
+   An ELF notion (Mach-O and PE have their own TLS models). */
+#if defined(RNG_GNUC) && defined(__ELF__)
+#define RNG_TLS __thread __attribute__((tls_model("initial-exec")))
+#elif defined(RNG_GNUC)
+#define RNG_TLS __thread
+#else
+#define RNG_TLS __declspec(thread)
+#endif
+
+/* ---- compile-time checks ------------------------------------------------ */
+#if defined(RNG_MSVC) && !defined(__STDC_VERSION__)
+/* MSVC's C mode before /std:c11 has no _Static_assert. */
+#define RNG_STATIC_ASSERT(cond, msg) \
+    typedef char rng_static_assert_##__LINE__[(cond) ? 1 : -1]
+#else
+#define RNG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/* ---- a barrier for wipes ------------------------------------------------ */
+/* The memory at p is read by something the compiler cannot see: stores to
+   it (a wipe) may not be dropped as dead. */
+#ifdef RNG_GNUC
+#define RNG_KEEP_STORES(p) __asm__ __volatile__("" : : "r"(p) : "memory")
+#else
+#define RNG_KEEP_STORES(p) ((void)(p), _ReadWriteBarrier())
+#endif
+
+/* ---- atomics ------------------------------------------------------------ */
+/* For the few shared words: generations (unsigned long), flags (int), the
+   active core (a pointer) and test counters (long). */
+#ifdef RNG_GNUC
+static inline unsigned long rng_load_ulong(const unsigned long *p)
+{ return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline unsigned long rng_load_ulong_relaxed(const unsigned long *p)
+{ return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline void rng_increment_ulong(unsigned long *p)
+{ __atomic_fetch_add(p, 1, __ATOMIC_SEQ_CST); }
+static inline int rng_load_int(const int *p)
+{ return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void rng_store_int(int *p, int v)
+{ __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+/* 1 if *p held 0 and now holds v. */
+static inline int rng_claim_int(int *p, int v)
+{
+    int expected = 0;
+
+    return __atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+static inline const void *rng_load_ptr(const void *const *p)
+{ return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void rng_store_ptr(const void **p, const void *v)
+{ __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void rng_count(long *p)
+{ __atomic_fetch_add(p, 1, __ATOMIC_RELAXED); }
+static inline long rng_load_long(const long *p)
+{ return __atomic_load_n(p, __ATOMIC_RELAXED); }
+#if defined(__x86_64__) || defined(__i386__)
+#define RNG_CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define RNG_CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define RNG_CPU_RELAX() ((void)0)
+#endif
+#else
+/* MSVC: volatile word accesses are acquire loads and release stores under
+   /volatile:ms (x64's default; setup.py passes it for arm64 too). */
+static inline unsigned long rng_load_ulong(const unsigned long *p)
+{ return *(const volatile unsigned long *)p; }
+static inline unsigned long rng_load_ulong_relaxed(const unsigned long *p)
+{ return *(const volatile unsigned long *)p; }
+static inline void rng_increment_ulong(unsigned long *p)
+{ _InterlockedIncrement((volatile long *)p); }
+static inline int rng_load_int(const int *p)
+{ return *(const volatile int *)p; }
+static inline void rng_store_int(int *p, int v)
+{ *(volatile int *)p = v; }
+static inline int rng_claim_int(int *p, int v)
+{ return _InterlockedCompareExchange((volatile long *)p, v, 0) == 0; }
+static inline const void *rng_load_ptr(const void *const *p)
+{ return *(const void *const volatile *)p; }
+static inline void rng_store_ptr(const void **p, const void *v)
+{ *(const void *volatile *)p = v; }
+static inline void rng_count(long *p)
+{ _InterlockedIncrement((volatile long *)p); }
+static inline long rng_load_long(const long *p)
+{ return *(const volatile long *)p; }
+#if defined(_M_ARM64)
+#define RNG_CPU_RELAX() __yield()
+#else
+#define RNG_CPU_RELAX() _mm_pause()
+#endif
+#endif
+
+/*
+ * Run fn once per process, whichever threads call first; every caller
+ * returns after fn has returned and sees its writes.  No OS lock: fn is
+ * short (reading CPUID), so late callers spin.
+ */
+static inline void rng_once(int *state, void (*fn)(void))
+{
+    if (RNG_LIKELY(rng_load_int(state) == 2))
+        return;
+    if (rng_claim_int(state, 1)) {
+        fn();
+        rng_store_int(state, 2);
+        return;
+    }
+    while (rng_load_int(state) != 2)
+        RNG_CPU_RELAX();
+}
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * What the generator's algorithm (rng.c) asks of the OS: the one small
+ * interface every platform file implements.  The algorithm includes no OS
+ * header; the platform files never call into the algorithm.
+ *
+ *   rng_platform_posix.c    POSIX threads: a thread's state pages, the
+ *                           registry the fork handler walks, thread exit
+ *     rng_platform_linux.c    Linux: getrandom, WIPEONFORK, DONTDUMP, vDSO
+ *     rng_platform_bsd.c      FreeBSD and macOS: getentropy, INHERIT_ZERO,
+ *                             NOCORE
+ *   rng_platform_windows.c  Windows: ProcessPrng, VirtualAlloc, FLS exit
+ *
+ * A file for another OS compiles to nothing, so one command that compiles
+ * every .c file of csrc/ builds the generator on every target.  Functions that can fail return 0 or a
+ * positive errno value.
+ */
+#ifndef ARC4PY_RNG_PLATFORM_H
+#define ARC4PY_RNG_PLATFORM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler_compat.h"
+
+#if !defined(_WIN32) && !defined(__linux__) && !defined(__APPLE__) && \
+    !defined(__FreeBSD__) && !defined(__NetBSD__) &&                     \
+    !defined(__OpenBSD__) && !defined(__DragonFly__)
+#error "arc4py: no platform file for this OS (see rng_platform.h)"
+#endif
+
+struct rng_state;
+
+/* n bytes from the OS's CSPRNG, or an error and nothing promised in p. */
+int rng_platform_entropy(uint8_t *p, size_t n);
+
+/*
+ * The calling thread's state: `bytes` of zeroed memory in pages of its
+ * own, with every protection the OS grants (zeroed in a forked child, left
+ * out of core dumps, locked), wiped and freed when the thread exits.  Also
+ * stored in rng_tls_state (rng_hot_path.h), which only the platform writes.
+ */
+int rng_platform_state_new(size_t bytes, struct rng_state **out);
+
+/* Bumped in a forked child (zero forever where the OS cannot fork).
+   Written only by the platform; read with rng_load_ulong(). */
+extern unsigned long rng_fork_generation;
+
+/*
+ * n bytes that change when the machine is cloned (a VM snapshot resumed
+ * twice), for the calling thread: Linux's vDSO getrandom.  Nonzero when
+ * the OS has no such source (the caller then mixes nothing).
+ */
+int rng_platform_vm_mix(uint8_t *out, size_t n);
+
+/* ARC4PY_FORK_* bits every live state has (the caller's state exists). */
+unsigned rng_platform_protections(void);
+
+#ifdef ARC4PY_TEST_HOOKS
+/* Reads of the VM-clone mix source (tests/c/vdso_mix.c); Linux only. */
+extern long rng_vm_mix_calls;
+#endif
+
+#endif
