@@ -50,7 +50,17 @@ CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
 macros = []
 compile_args = []
 link_args = []
-if sys.platform != "win32":
+libraries = []
+if sys.platform == "win32":
+    # rng_platform_windows.c: BCryptGenRandom where ProcessPrng is missing.
+    libraries.append("bcrypt")
+if sys.platform == "win32" and "GCC" not in sys.version:
+    # MSVC (unverified: no machine here runs it).  /volatile:ms makes word
+    # accesses acquire/release on arm64 too (compiler_compat.h relies on it).
+    compile_args += ["/O2", "/volatile:ms"]
+else:
+    # GCC or Clang: Linux, macOS (Apple clang), FreeBSD, mingw-w64.  Threads
+    # come from the C library or the interpreter's own link (no -lpthread).
     compile_args += ["-O3", "-fvisibility=hidden", "-Wall", "-Wextra",
                      "-Wno-unused-function"]  # Cython's unused static helpers
 if flag("ARC4PY_TEST_HOOKS"):
@@ -69,6 +79,7 @@ common = dict(
     + glob.glob(f"{CBIND}/*.h") + glob.glob("arc4py/include/arc4py/*.h")
     + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_keystream.pxd"],
     define_macros=macros,
+    libraries=libraries,
     extra_compile_args=compile_args,
     extra_link_args=link_args,
 )
@@ -85,7 +96,7 @@ extensions = [
 
 if sys.platform.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
     extensions.append(Extension("arc4py._bench_capi_c", [f"{CBIND}/bench_capi.c"],
-                                libraries=["dl"], **common))
+                                **dict(common, libraries=libraries + ["dl"])))
 
 try:
     import numpy

@@ -1,0 +1,119 @@
+"""The C generator's rooms, checked from its object files and includes.
+
+- Dependencies run one way: no symbol cycle between the object files of
+  arc4py/csrc/*.c (``nm --defined-only`` and ``nm -u`` on each, compiled with
+  and without the test hooks).
+- The algorithm files include no OS header: only the C library's and the
+  project's own.
+- The platform files never reach back into the algorithm: none of them
+  needs a symbol that an algorithm file defines.
+- Each global the hot path or the algorithm reads is defined in exactly
+  one file.
+"""
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from helpers import REPO
+
+CSRC = REPO / "arc4py" / "csrc"
+# The algorithm and what sits beside it (numpy adapters, test views).
+ALGORITHM = {"rng.c", "rng_bitgen.c", "rng_test_hooks.c"}
+PLATFORM = {p.name for p in CSRC.glob("rng_platform_*.c")}
+# ISO C headers: all an algorithm file may include besides the project's.
+ISO_C = {"stddef.h", "stdint.h", "string.h", "errno.h", "stdio.h",
+         "stdlib.h", "limits.h"}
+
+
+def _objects(cc, tmp_path, *flags):
+    objs = {}
+    for src in sorted(CSRC.glob("*.c")):
+        obj = tmp_path / (src.stem + ".o")
+        proc = subprocess.run(
+            [cc, "-O2", "-c", *flags, "-I", str(REPO / "include"),
+             "-I", str(CSRC), str(src), "-o", str(obj)],
+            capture_output=True, text=True)
+        assert proc.returncode == 0, f"{src.name}:\n{proc.stderr}"
+        objs[src.name] = obj
+    return objs
+
+
+def _symbols(nm, obj, *args):
+    out = subprocess.run([nm, *args, str(obj)], capture_output=True,
+                         text=True, check=True).stdout
+    # "addr T name" for defined, "U name" for undefined; TLS are 'B'/'D'.
+    return {line.split()[-1] for line in out.splitlines()
+            if line.strip() and not line.endswith(":")}
+
+
+@pytest.fixture(scope="module", params=["plain", "test-hooks"])
+def graph(request, tmp_path_factory, cc):
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm on PATH (binutils) to read the object files")
+    flags = ["-DARC4PY_TEST_HOOKS=1"] if request.param == "test-hooks" else []
+    objs = _objects(cc, tmp_path_factory.mktemp(request.param), *flags)
+    defined = {name: _symbols(nm, o, "--defined-only") for name, o in objs.items()}
+    needed = {name: _symbols(nm, o, "-u") for name, o in objs.items()}
+    owner = {}
+    for name, syms in defined.items():
+        for sym in syms:
+            owner.setdefault(sym, set()).add(name)
+    edges = {name: {f for sym in needed[name] for f in owner.get(sym, ())
+                    if f != name}
+             for name in objs}
+    return defined, edges
+
+
+def test_no_symbol_cycle(graph):
+    _, edges = graph
+    state = {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == "open":
+                cycle = path[path.index(nxt):] + [nxt]
+                pytest.fail("symbol cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    # The layers are really there: the algorithm calls the platform.
+    assert edges["rng.c"] & PLATFORM, edges["rng.c"]
+
+
+def test_platform_never_reaches_into_the_algorithm(graph):
+    _, edges = graph
+    for name in sorted(PLATFORM):
+        assert not edges[name] & ALGORITHM, (name, edges[name] & ALGORITHM)
+
+
+def test_each_global_defined_once(graph):
+    defined, _ = graph
+    for sym in ("rng_tls_state", "rng_fork_generation", "rng_stir_generation",
+                "rng_wipe", "rng_stack_scrub", "rng_platform_entropy",
+                "rng_platform_state_new"):
+        owners = [n for n, syms in defined.items() if sym in syms]
+        assert len(owners) == 1, (sym, owners)
+
+
+# ...and the headers they include (compiler_compat.h's <intrin.h> is the
+# compiler's, not the OS's).
+ALGORITHM_HEADERS = {"rng_internal.h", "rng_hot_path.h", "rng_platform.h",
+                     "rng_wipe.h", "chacha20_common.h"}
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHM | ALGORITHM_HEADERS
+                                        | {"rng_wipe.c"}))
+def test_algorithm_includes_no_os_header(name):
+    text = (CSRC / name).read_text()
+    for header in re.findall(r'#\s*include\s*<([^>]+)>', text):
+        assert header in ISO_C, f"{name} includes <{header}>"
+    local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
+    assert not {h for h in local if h.startswith("rng_platform_")}, local
