@@ -395,3 +395,46 @@ def test_stir_takes_all_threads_by_keyword_only():
     arc4py.stir(all_threads=True)
     with pytest.raises(TypeError):
         arc4py.stir(True)
+
+
+def _can_bind_mount():
+    """Can this process make a mount namespace and bind-mount in it?"""
+    if os.geteuid() != 0 or not Path("/usr/bin/unshare").exists():
+        return False
+    proc = subprocess.run(["unshare", "-m", "sh", "-c",
+                           "mount --bind /dev/zero /dev/urandom"],
+                          capture_output=True)
+    return proc.returncode == 0
+
+
+@pytest.mark.skipif(not _can_bind_mount(),
+                    reason="needs root and a mount namespace (unshare -m) to "
+                           "bind-mount /dev/zero over /dev/urandom")
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null", "/dev/full"])
+def test_fallback_refuses_a_planted_character_device(shim, tmp_path, device):
+    """With getrandom refused (ENOSYS) and a character device that is not the
+    kernel's random device mounted over /dev/urandom, no output: EIO."""
+    code = textwrap.dedent("""
+        import errno, json, arc4py
+        out = []
+        for fn in (arc4py.arc4random, lambda: arc4py.token_hex(16),
+                   lambda: arc4py.fill(bytearray(1 << 20))):
+            try:
+                fn()
+                out.append("output")
+            except OSError as e:
+                out.append(errno.errorcode.get(e.errno, str(e.errno)))
+        print(json.dumps(out))
+    """)
+    env = dict(os.environ, LD_PRELOAD=shim, GETRANDOM_SHIM="enosys",
+               GETRANDOM_SHIM_CALLER="arc4py")
+    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
+    proc = subprocess.run(
+        ["unshare", "-m", "sh", "-c",
+         f'mount --bind {device} /dev/urandom && exec "$0" -c "$1"',
+         sys.executable, code],
+        env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["EIO"] * 3

@@ -64,10 +64,12 @@ static int read_dev_urandom(uint8_t *p, size_t n)
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return errno ? errno : EIO;
-    /* Only the kernel's device (character device 1:9): refuse a regular
-       file or anything else planted in its place. */
+    /* Only the kernel's random devices (character devices 1:9, urandom,
+       and 1:8, random): refuse /dev/zero, a regular file or anything else
+       planted in its place. */
     if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) ||
-        major(st.st_rdev) != 1 || minor(st.st_rdev) != 9) {
+        major(st.st_rdev) != 1 ||
+        (minor(st.st_rdev) != 9 && minor(st.st_rdev) != 8)) {
         close(fd);
         return EIO;
     }
