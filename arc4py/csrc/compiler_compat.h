@@ -66,6 +66,14 @@
 #define RNG_KEEP_STORES(p) ((void)(p), _ReadWriteBarrier())
 #endif
 
+/* Orders this thread's memory accesses against a signal handler that
+   interrupts it (a compiler barrier: one thread, no CPU fence needed). */
+#ifdef RNG_GNUC
+#define RNG_SIGNAL_FENCE() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#else
+#define RNG_SIGNAL_FENCE() _ReadWriteBarrier()
+#endif
+
 /* ---- atomics ------------------------------------------------------------ */
 /* For the few shared words: generations (unsigned long), flags (int), the
    active core (a pointer) and test counters (long). */

@@ -20,6 +20,10 @@
  *    slow path reseeds before any output.
  *  - No key whose output was or will be handed out stays on the stack: the
  *    core's stack is scrubbed after each call (the cores clear registers).
+ *  - busy is set while a call of the thread is inside the generator; a
+ *    call nested in it (a signal handler's) never touches the buffer or the
+ *    key: it takes its bytes from the OS.  So left only ever drops by what
+ *    was copied out, and no bytes are handed out twice.
  *  - On any failure the caller's output is wiped (fail closed) and a state
  *    that could not reseed gives no output until a reseed succeeds.
  */
@@ -32,7 +36,10 @@
 /* The core every thread runs: chosen once, by arc4py_rng_select_core() or
    else the dispatch's fastest at the first refill (active_core()). */
 static const arc4py_chacha20_core *selected_core;
-unsigned long rng_stir_generation;
+/* Starts at 1: a state whose pages were zeroed under a running call (a
+   raw fork from a signal handler) has stir_gen 0, so the hot path refuses
+   it, whatever that call writes back to left. */
+unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
 #endif
@@ -246,9 +253,18 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
     struct rng_state *s;
     int err = state_get(&s);
 
-    if (err == 0)
+    if (err == 0 && s->busy) {
+        /* Nested in a call of this thread (a signal handler): the buffer
+           and key are the interrupted call's, so straight from the OS. */
+        err = rng_platform_entropy(dest, n);
+    } else if (err == 0) {
+        s->busy = 1;
+        RNG_SIGNAL_FENCE();
         err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
                                            : take(s, dest, n);
+        RNG_SIGNAL_FENCE();
+        s->busy = 0;
+    }
     if (err)
         rng_wipe(dest, n); /* fail closed: no partial output survives */
     return err;
@@ -289,7 +305,16 @@ int arc4py_rng_stir(void)
     struct rng_state *s;
     int err = state_get(&s);
 
-    return err ? err : reseed(s);
+    if (err)
+        return err;
+    if (s->busy)
+        return EBUSY; /* nested in a draw of this thread: not its state to reseed */
+    s->busy = 1;
+    RNG_SIGNAL_FENCE();
+    err = reseed(s);
+    RNG_SIGNAL_FENCE();
+    s->busy = 0;
+    return err;
 }
 
 int arc4py_rng_stir_all(void)

@@ -23,6 +23,9 @@
 struct rng_state {
     uint32_t chacha[16];      /* key and nonce for the next refill */
     size_t left;              /* unread bytes at the end of buf */
+    /* Nonzero while a call of this thread is inside the generator: a call
+       nested in it (a signal handler's) must not touch the buffer. */
+    int busy;
     uint64_t since_seed;      /* bytes produced since the last reseed */
     uint64_t reseed_after;    /* reseed once since_seed reaches this */
     unsigned long fork_gen;   /* rng_fork_generation when last seeded */
@@ -102,22 +105,37 @@ static inline void rng_move_out(uint8_t *dst, uint8_t *src, size_t n)
  * they leave.  Inlined with a constant n it is a few loads, a store of
  * zeros and a subtraction.  Returns 0 when the buffer cannot serve the
  * request (no state yet, too few bytes left, a stir_all since the state was
- * seeded) and the caller must take the slow path.
+ * seeded, or a call of this thread already inside: a signal handler's) and
+ * the caller must take the slow path.
+ *
+ * The guard: busy is set before left is read and cleared after it is
+ * written.  A handler that runs before the set finds the state idle and
+ * completes a whole draw (this call then reads the new left); one that runs
+ * after it finds busy and leaves the buffer alone.  So no two calls hand
+ * out the same bytes, and left only ever goes down by what was copied out.
  */
 static inline int rng_take_buffered(void *out, size_t n)
 {
     struct rng_state *s = rng_tls_state;
+    size_t left;
+    int served = 0;
 
+    if (RNG_UNLIKELY(s == NULL || s->busy))
+        return 0;
+    s->busy = 1;
+    RNG_SIGNAL_FENCE();
+    left = s->left;
     /* Relaxed is enough: a stir_all that happens-before this call is seen
        (read-write coherence); the slow path does the ordered work. */
-    if (RNG_LIKELY(s != NULL && n <= s->left &&
+    if (RNG_LIKELY(n <= left &&
                    s->stir_gen == rng_load_ulong_relaxed(&rng_stir_generation))) {
-        uint8_t *src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
-        rng_move_out((uint8_t *)out, src, n);
-        s->left -= n;
-        return 1;
+        rng_move_out((uint8_t *)out, s->buf + ARC4PY_RNG_BUFFER_BYTES - left, n);
+        s->left = left - n;
+        served = 1;
     }
-    return 0;
+    RNG_SIGNAL_FENCE();
+    s->busy = 0;
+    return served;
 }
 
 /* n random bytes into out, as arc4py_rng_buf(): 0 or an errno value. */

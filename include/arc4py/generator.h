@@ -7,6 +7,12 @@
  * memory could be mapped for the thread's state, else the OS entropy
  * source's error (EIO when getrandom keeps returning 0).  On failure the
  * output is wiped (set to zero): it never holds partial or unseeded output.
+ *
+ * From a POSIX signal handler: arc4py_rng_buf, _u32, _u64 and _uniform, on
+ * a thread that has drawn before outside a handler (its state exists).  A
+ * call nested in a draw of its own thread (the handler interrupted one)
+ * takes its bytes straight from the OS, never from the buffer; stir then
+ * returns EBUSY.  The rest may not be called from a handler.
  */
 #ifndef ARC4PY_GENERATOR_H
 #define ARC4PY_GENERATOR_H

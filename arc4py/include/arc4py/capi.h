@@ -29,6 +29,16 @@
  *       0, or an errno value (the OS could not provide entropy) with buf
  *       wiped to zeros.
  *
+ * From a signal handler: all four may be called from a POSIX signal
+ * handler (and its nested handlers) of a thread that has drawn before
+ * outside one (its state exists: making a state allocates, which a handler
+ * must not).  A call that interrupts a draw of its own thread takes its
+ * bytes straight from the OS (getrandom/getentropy: async-signal-safe),
+ * never from the interrupted call's buffer, so both get distinct bytes.
+ * Nothing else of arc4py (Python, stir, the numpy bit generator's methods)
+ * may be called from a signal handler.  OpenBSD's and glibc's arc4random
+ * promise nothing here.
+ *
  * The functions are reached through one capsule, ARC4PY_CAPI_CAPSULE, that
  * holds a table whose first field is its size in bytes and second its
  * version: later arc4py versions only append fields, so an extension built
