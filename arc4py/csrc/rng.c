@@ -210,17 +210,23 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
  */
 static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
-    uint8_t onetime[RNG_REKEY_BYTES], tail[ARC4PY_CHACHA20_BLOCK_BYTES];
-    uint32_t st[16];
+    /* In the state's pages, not on the stack: zeroed in a forked child and
+       left out of core dumps like the rest of the state. */
+    uint8_t *onetime = s->direct.key;
+    uint32_t *st = s->direct.chacha;
     int err = 0;
 
     while (n) {
-        size_t chunk = n < ARC4PY_RNG_RESEED_BYTES / 2 ? n : ARC4PY_RNG_RESEED_BYTES / 2;
+        size_t chunk = n < ARC4PY_RNG_DIRECT_CHUNK_BYTES ? n
+                                                         : ARC4PY_RNG_DIRECT_CHUNK_BYTES;
         size_t blocks, rest;
 
+        /* Each chunk sees a fork, a stir_all or the reseed point that came
+           since the last: a fill in flight stops using a stale key within
+           one chunk. */
         if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
             break;
-        if ((err = take(s, onetime, sizeof onetime)) != 0)
+        if ((err = take(s, onetime, RNG_REKEY_BYTES)) != 0)
             break;
         /* Never past the reseed point: stop there and reseed next round. */
         if (chunk > s->reseed_after - s->since_seed) {
@@ -232,19 +238,19 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
         (void)vm_mix(onetime);
         key_state(st, onetime);
+        rng_wipe(onetime, RNG_REKEY_BYTES);
         active_core()->blocks(st, out, blocks);
         if (rest) {
-            active_core()->blocks(st, tail, 1);
-            memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, tail, rest);
+            active_core()->blocks(st, s->direct.tail, 1);
+            memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail,
+                   rest);
         }
         rng_stack_scrub();
         s->since_seed += chunk;
         out += chunk;
         n -= chunk;
     }
-    rng_wipe(onetime, sizeof onetime);
-    rng_wipe(tail, sizeof tail);
-    rng_wipe(st, sizeof st);
+    rng_wipe(&s->direct, sizeof s->direct);
     return err;
 }
 

@@ -31,6 +31,12 @@ struct rng_state {
     unsigned long fork_gen;   /* rng_fork_generation when last seeded */
     unsigned long stir_gen;   /* rng_stir_generation when last seeded */
     int seeded;
+    /* A large fill's one-time key and ChaCha20 state, zero between fills. */
+    struct {
+        uint32_t chacha[16];
+        uint8_t key[40];
+        uint8_t tail[64];
+    } direct;
     uint8_t buf[ARC4PY_RNG_BUFFER_BYTES];
 };
 /* Four 4 KiB pages per thread (generator.h sizes the buffer for it). */
