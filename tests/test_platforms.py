@@ -1,0 +1,268 @@
+"""The C cores and the generator built for every platform they support, with
+zig's C compiler, and run where this machine can.
+
+arc4py/csrc is a portable platform layer: on Linux (glibc and musl), macOS,
+FreeBSD and Windows, on x86-64 and aarch64, ``cc -Iinclude -Iarc4py/csrc
+arc4py/csrc/*.c prog.c`` must build the generator, linking only libc,
+threads and (Windows) bcrypt.  Zig's clang-based ``zig cc`` (PyPI's
+``ziglang``: ``python -m ziglang cc -target T``) cross-compiles all of them
+from one machine with its own libc headers and import libraries, so each
+target is built here with -O2 -Wall -Wextra -Werror from every
+arc4py/csrc/*.c plus tests/c/platform_check.c (the RFC 8439 vectors through
+every runnable core, each core against generic, and the generator: draw
+sizes, uniform, stir, threads, thread churn, fork; see its header).
+
+    test_build[T]  every target builds warning-free (macOS, FreeBSD and
+                   aarch64 Windows are only compiled and linked: nothing
+                   here runs them)
+    test_run[T]    the program passes where it runs: x86-64 Linux natively,
+                   aarch64 Linux under qemu-aarch64-static (glibc from
+                   Debian's /usr/aarch64-linux-gnu, musl static), x86-64
+                   Windows under Wine (one prefix for the module)
+
+The module is skipped, saying why, when ziglang is not installed; a run is
+skipped, saying why, when its emulator or Wine is missing.  Zig caches
+every object and libc it builds (in ~/.cache/zig, or ZIG_GLOBAL_CACHE_DIR).
+On 2 cores a cold cache takes about 3.5 minutes for all ten targets (35-50
+s each for the four musl and MinGW targets, whose libc zig builds first,
+3-5 s each for the others); a warm one under a second a target, and the
+whole module about 15 s, most of it Wine's start.
+"""
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+try:
+    import ziglang  # noqa: F401  (only its presence: run as python -m ziglang)
+except ImportError:
+    pytest.skip("ziglang is not installed (pip install ziglang): its zig cc "
+                "cross-compiles the C sources for every target",
+                allow_module_level=True)
+
+# Not helpers.REPO: helpers imports the built extension, which nothing here
+# needs (this builds arc4py/csrc straight from the source tree).
+REPO = Path(__file__).resolve().parent.parent
+CSRC = REPO / "arc4py" / "csrc"
+INCLUDE = REPO / "include"
+PROGRAM = REPO / "tests" / "c" / "platform_check.c"
+
+BUILD_TIMEOUT = 900  # a cold zig cache builds musl or MinGW first
+RUN_TIMEOUT = 600    # qemu and Wine are slow, Wine's first start more so
+
+#: (zig target, OS, architecture).
+TARGETS = [
+    ("x86_64-linux-gnu.2.17", "linux", "x86_64"),
+    ("aarch64-linux-gnu.2.17", "linux", "aarch64"),
+    ("x86_64-linux-musl", "linux", "x86_64"),
+    ("aarch64-linux-musl", "linux", "aarch64"),
+    ("x86_64-macos", "macos", "x86_64"),
+    ("aarch64-macos", "macos", "aarch64"),
+    ("x86_64-freebsd", "freebsd", "x86_64"),
+    ("aarch64-freebsd", "freebsd", "aarch64"),
+    ("x86_64-windows-gnu", "windows", "x86_64"),
+    ("aarch64-windows-gnu", "windows", "aarch64"),
+]
+TARGET_INFO = {t: (os_, arch) for t, os_, arch in TARGETS}
+
+
+def _host():
+    plat = sys.platform
+    os_ = ("linux" if plat.startswith("linux") else
+           "macos" if plat == "darwin" else
+           "freebsd" if plat.startswith("freebsd") else
+           "windows" if plat in ("win32", "cygwin") else plat)
+    arch = platform.machine().lower()
+    arch = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(arch, arch)
+    return os_, arch
+
+
+HOST_OS, HOST_ARCH = _host()
+
+
+def how_it_runs(target):
+    """'native', 'qemu', 'wine', or None: only compiled and linked here."""
+    os_, arch = TARGET_INFO[target]
+    if (os_, arch) == (HOST_OS, HOST_ARCH):
+        return "native"
+    if os_ == "linux" and HOST_OS == "linux":
+        return "qemu"
+    if os_ == "windows" and arch == "x86_64" and HOST_OS == "linux" \
+            and HOST_ARCH == "x86_64":
+        return "wine"
+    return None
+
+
+def target_id(target):
+    mode = how_it_runs(target)
+    return target + ("-build-only" if mode is None else f"-{mode}")
+
+
+class Builds:
+    """Each target built at most once per module (test_build and test_run
+    share it): whether it built, the executable, the compiler's log and the
+    seconds the build took.  One build at a time: zig already spreads a
+    build (and the libc it builds into its cache) over every core, and two
+    at once were no faster on 2 cores."""
+
+    def __init__(self, out_dir):
+        self.out_dir = out_dir
+        self.results = {}
+
+    def get(self, target):
+        if target not in self.results:
+            self.results[target] = self._build(target)
+        return self.results[target]
+
+    def _build(self, target):
+        os_, _ = TARGET_INFO[target]
+        exe = self.out_dir / ("platform_check-" + target +
+                              (".exe" if os_ == "windows" else ""))
+        cmd = [sys.executable, "-m", "ziglang", "cc", "-target", target,
+               "-O2", "-Wall", "-Wextra", "-Werror",
+               "-I" + str(INCLUDE), "-I" + str(CSRC),
+               *map(str, sorted(CSRC.glob("*.c"))), str(PROGRAM),
+               "-o", str(exe)]
+        cmd += ["-lbcrypt"] if os_ == "windows" else ["-pthread"]
+        start = time.monotonic()
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True,
+                                  timeout=BUILD_TIMEOUT, cwd=str(REPO))
+        except subprocess.TimeoutExpired:
+            return {"ok": False, "exe": exe, "seconds": BUILD_TIMEOUT,
+                    "log": f"{' '.join(cmd)}\nran past {BUILD_TIMEOUT} s"}
+        seconds = time.monotonic() - start
+        ok = done.returncode == 0 and exe.exists()
+        return {"ok": ok, "exe": exe, "seconds": seconds,
+                "log": f"{' '.join(cmd)}\n(exit {done.returncode})\n"
+                       f"{done.stdout}{done.stderr}"}
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    return Builds(tmp_path_factory.mktemp("platforms"))
+
+
+def _wine_binary():
+    path = shutil.which("wine64")
+    if path:
+        return path
+    if os.access("/usr/lib/wine/wine64", os.X_OK):
+        return "/usr/lib/wine/wine64"
+    return None
+
+
+@pytest.fixture(scope="module")
+def wine(tmp_path_factory):
+    """(wine64, environment) with a fresh prefix for this module, made once
+    by ``wineboot -i`` (Wine's slow first start); its wineserver is stopped
+    afterwards."""
+    exe = _wine_binary()
+    if exe is None:
+        pytest.skip("Wine is not installed: no wine64 on PATH and no "
+                    "/usr/lib/wine/wine64 (apt-get install wine64)")
+    prefix = tmp_path_factory.mktemp("wineprefix")
+    env = dict(os.environ, WINEPREFIX=str(prefix), WINEDEBUG="-all",
+               # No Mono or Gecko install offers while making the prefix.
+               WINEDLLOVERRIDES="mscoree,mshtml=")
+    env.pop("DISPLAY", None)
+    try:
+        done = subprocess.run([exe, "wineboot", "-i"], env=env,
+                              capture_output=True, text=True,
+                              timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"Wine could not make a prefix: wineboot -i ran past "
+                    f"{RUN_TIMEOUT} s")
+    if done.returncode != 0:
+        pytest.skip(f"Wine could not make a prefix: wineboot -i exited "
+                    f"{done.returncode}: {(done.stdout + done.stderr)[-1500:]}")
+    yield exe, env
+    server = (shutil.which("wineserver") or
+              next((p for p in ("/usr/lib/wine/wineserver64",
+                                "/usr/lib/wine/wineserver")
+                    if os.access(p, os.X_OK)), None))
+    if server is not None:
+        subprocess.run([server, "-k"], env=env, capture_output=True,
+                       timeout=60)
+
+
+def _qemu_command(target):
+    """The command prefix that runs target's Linux programs under qemu-user;
+    skips, saying why, when the emulator or a glibc sysroot is missing."""
+    _, arch = TARGET_INFO[target]
+    qemu = shutil.which(f"qemu-{arch}-static") or shutil.which(f"qemu-{arch}")
+    if qemu is None:
+        pytest.skip(f"no {arch} emulator: qemu-{arch}-static is not on PATH "
+                    f"(apt-get install qemu-user-static)")
+    if "-musl" in target:
+        return [qemu]  # zig links musl statically: no sysroot needed
+    sysroot = Path(f"/usr/{arch}-linux-gnu")
+    loader = {"aarch64": "ld-linux-aarch64.so.1",
+              "x86_64": "ld-linux-x86-64.so.2"}.get(arch, "")
+    if not any((sysroot / d / loader).exists() for d in ("lib", "lib64")):
+        pytest.skip(f"no {arch} glibc to run the dynamically linked "
+                    f"{target} program under qemu: {sysroot}/lib/{loader} is "
+                    f"missing (apt-get install libc6-{arch.replace('aarch64', 'arm64')}-cross)")
+    return [qemu, "-L", str(sysroot)]
+
+
+@pytest.mark.parametrize("target", [t for t, _, _ in TARGETS], ids=target_id)
+def test_build(builds, target):
+    """The target builds from every arc4py/csrc/*.c and platform_check.c
+    with -Wall -Wextra -Werror, linking only libc, threads and (Windows)
+    bcrypt.  macOS, FreeBSD and aarch64 Windows are compile-and-link only:
+    test_run covers the targets this machine can run."""
+    built = builds.get(target)
+    print(f"{target}: built in {built['seconds']:.1f} s")
+    assert built["ok"], f"{target} did not build:\n{built['log'][-6000:]}"
+
+
+RUNNABLE = [t for t, _, _ in TARGETS if how_it_runs(t) is not None]
+
+
+@pytest.mark.parametrize("target", RUNNABLE, ids=target_id)
+def test_run(builds, target, request):
+    """platform_check passes on the target: natively (x86-64 Linux here),
+    under qemu-user (aarch64 Linux) or under Wine (x86-64 Windows)."""
+    mode = how_it_runs(target)
+    env = None
+    if mode == "native":
+        prefix = []
+    elif mode == "qemu":
+        prefix = _qemu_command(target)
+    else:
+        wine_exe, env = request.getfixturevalue("wine")
+        prefix = [wine_exe]
+    built = builds.get(target)
+    assert built["ok"], (f"{target} did not build (see test_build):\n"
+                         f"{built['log'][-3000:]}")
+    start = time.monotonic()
+    done = subprocess.run(prefix + [str(built["exe"])], env=env,
+                          capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT)
+    print(f"{target}: ran ({mode}) in {time.monotonic() - start:.1f} s")
+    out = done.stdout.replace("\r\n", "\n")
+    report = f"exit {done.returncode}\nstdout:\n{out[-8000:]}\nstderr:\n" \
+             f"{done.stderr[-3000:]}"
+    lines = out.strip().splitlines()
+    summary = re.fullmatch(r"(\d+) passed, (\d+) failed",
+                           lines[-1].strip()) if lines else None
+    assert summary is not None, f"no summary line:\n{report}"
+    assert int(summary.group(2)) == 0, report
+    assert not [ln for ln in lines if ln.startswith("FAIL ")], report
+    assert done.returncode == 0, report
+    # Every runnable core met the RFC vectors, and the generator and its
+    # threads were checked (the exact count depends on the cores and OS).
+    assert "PASS RFC 8439 vectors (2.3.2, 2.4.2, A.1 #1-#5) through generic" \
+        in lines, report
+    assert any(ln.startswith("PASS thread churn:") for ln in lines), report
+    if TARGET_INFO[target][0] != "windows":
+        assert "PASS fork: parent's and children's 64 bytes after the fork " \
+               "differ" in lines, report
+    assert int(summary.group(1)) >= 30, report
