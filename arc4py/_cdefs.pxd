@@ -23,6 +23,7 @@ cdef extern from "arc4py/generator.h" nogil:
         ARC4PY_RNG_BUFFER_BYTES
         ARC4PY_RNG_RESEED_BYTES
         ARC4PY_RNG_DIRECT_BYTES
+        ARC4PY_RNG_DIRECT_CHUNK_BYTES
         ARC4PY_FORK_WIPEONFORK
         ARC4PY_FORK_ATFORK
         ARC4PY_DONTDUMP

@@ -28,6 +28,7 @@ _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 RESEED_INTERVAL: Final[int]
 BUFFER_BYTES: Final[int]
 DIRECT_BYTES: Final[int]
+DIRECT_CHUNK_BYTES: Final[int]
 
 _rng_api: CapsuleType
 _C_API: CapsuleType  # arc4py/include/arc4py/capi.h

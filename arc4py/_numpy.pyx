@@ -58,7 +58,12 @@ cdef tuple _shape(object size):
 
 cdef cnp.ndarray _random_array(object size, int typenum):
     """A new C-contiguous array of shape ``size`` filled in place."""
-    cdef tuple shape = _shape(size)
+    return _random_array_of_shape(_shape(size), typenum)
+
+
+cdef cnp.ndarray _random_array_of_shape(tuple shape, int typenum):
+    """A new C-contiguous array of ``shape`` (already checked) filled in
+    place."""
     cdef cnp.npy_intp dims[64]  # NPY_MAXDIMS of numpy 2; numpy checks its own
     cdef int ndim = len(shape), i
     cdef cnp.ndarray out
@@ -140,8 +145,9 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     Attributes
     ----------
-    lock : threading.RLock
-        Set up by numpy's base class; held by ``Generator`` and by
+    lock : threading.Lock or threading.RLock
+        Set up by numpy's base class (a ``Lock`` on numpy 1.x, an ``RLock``
+        on numpy 2); held by ``Generator`` and by
         ``random_raw`` as numpy's bit generators do, so code that holds it
         to keep other users out works unchanged.  The draws themselves need
         no lock (each thread has its own state).
@@ -215,13 +221,17 @@ cdef class BitGenerator(_NumpyBitGenerator):
         Raises ``OSError`` if the OS cannot provide entropy."""
         cdef uint64_t r
         cdef int err
+        # size is parsed before the lock is taken: its __index__ may run
+        # Python that draws through this bit generator (numpy 1.x's lock is
+        # a plain Lock, which would deadlock).
+        cdef tuple shape = None if size is None else _shape(size)
         with self.lock:  # as numpy's bit generators do
-            if size is None:
+            if shape is None:
                 err = _api.u64(&r)
                 if err:
                     _raise_os_error(err)
                 return r if output else None
-            out = _random_array(size, cnp.NPY_UINT64)
+            out = _random_array_of_shape(shape, cnp.NPY_UINT64)
         return out if output else None
 
 

@@ -306,6 +306,26 @@ def test_cannot_fail_calls_abort_on_entropy_failure(demo_dir, shim, mod, call):
     assert ABORT_MESSAGE in proc.stderr
 
 
+@linux_only
+@pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
+def test_cannot_fail_calls_abort_naming_memory_when_no_state(demo_dir, shim, mod):
+    """No memory for a new thread's state: abort, and say that, not
+    "entropy"."""
+    proc = _run(f"""
+        import ctypes, os, threading
+        import {mod} as m
+        shim = ctypes.CDLL(os.environ["LD_PRELOAD"])
+        def worker():
+            shim.shim_fail_mmap(1)
+            print("returned", m.u32s(1), flush=True)
+        t = threading.Thread(target=worker); t.start(); t.join()
+    """, demo_dir, LD_PRELOAD=shim, GETRANDOM_SHIM_CALLER="arc4py")
+    assert proc.returncode == -signal.SIGABRT, proc.stdout + proc.stderr
+    assert "returned" not in proc.stdout
+    assert "no memory could be mapped for this thread's generator state" in proc.stderr
+    assert "C API call" in proc.stderr
+
+
 # ---- the Python hot calls (arc4py/cbind/pyfast.c) -----------------------------
 
 @pytest.mark.parametrize("name,sig", [("arc4random", "(size=None)"),

@@ -356,3 +356,26 @@ def test_entropy_failure_inside_numpy_aborts(getrandom_shim):
     assert "drawing" in proc.stdout and "returned" not in proc.stdout
     assert "arc4py: the OS could not provide entropy" in proc.stderr
     assert "numpy draw" in proc.stderr
+
+
+def test_no_memory_for_a_state_inside_numpy_aborts_saying_so(getrandom_shim):
+    """A new thread whose state cannot be mapped, in a numpy draw: abort(),
+    and the message names the memory, not the entropy source."""
+    proc = run_child("""
+        import ctypes, os, threading
+        import arc4py, numpy
+        shim = ctypes.CDLL(os.environ["LD_PRELOAD"])
+        g = numpy.random.Generator(arc4py.BitGenerator())
+        g.random()
+        def worker():
+            shim.shim_fail_mmap(1)
+            print("drawing", flush=True)
+            print("returned", g.random(), flush=True)
+        t = threading.Thread(target=worker); t.start(); t.join()
+    """, env_extra={"LD_PRELOAD": str(getrandom_shim),
+                    "GETRANDOM_SHIM_CALLER": "arc4py"})
+    assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stderr)
+    assert "drawing" in proc.stdout and "returned" not in proc.stdout
+    assert "no memory could be mapped for this thread's generator state" in proc.stderr
+    assert "could not provide entropy" not in proc.stderr
+    assert "numpy draw" in proc.stderr

@@ -236,3 +236,27 @@ def test_default_rng():
     assert isinstance(g, np.random.Generator)
     assert isinstance(g.bit_generator, arc4py.BitGenerator)
     assert arc4py.default_rng().bit_generator is not g.bit_generator
+
+
+def test_random_raw_parses_size_before_taking_the_lock():
+    """A size whose __index__ draws through the same bit generator: no
+    deadlock.  The case that matters is numpy 1.x, whose lock is a plain
+    Lock (CI runs this file with numpy 1.25); numpy 2's RLock re-enters."""
+    bg = arc4py.BitGenerator()
+    g = np.random.Generator(bg)
+
+    class DrawingSize:
+        def __index__(self):
+            g.random()  # takes bg.lock
+            return 3
+
+    box = {}
+
+    def draw():
+        box["out"] = bg.random_raw(DrawingSize())
+
+    t = threading.Thread(target=draw, daemon=True)
+    t.start()
+    t.join(30)
+    assert not t.is_alive(), "random_raw deadlocked on its own lock"
+    assert box["out"].shape == (3,) and box["out"].dtype == np.uint64

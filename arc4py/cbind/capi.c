@@ -10,23 +10,9 @@
 #include "arc4py/generator.h"
 #include "rng_hot_path.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define CAPI_COLD RNG_COLD_NOINLINE RNG_NORETURN
-
-/* The caller has no way to hear of an error: stop rather than hand out
-   numbers that are not random (as the numpy path does). */
-static CAPI_COLD void capi_entropy_abort(int err)
-{
-    fprintf(stderr, "arc4py: the OS could not provide entropy (errno %d: %s) "
-            "inside a C API call (arc4py_arc4random*), which cannot report "
-            "errors; aborting rather than returning numbers that are not "
-            "random\n", err, strerror(err));
-    fflush(stderr);
-    abort();
-}
+#define CAPI_CALL "a C API call (arc4py_arc4random*)"
 
 static uint32_t capi_arc4random(void)
 {
@@ -34,7 +20,7 @@ static uint32_t capi_arc4random(void)
     int err = rng_take(&r, sizeof r);
 
     if (err)
-        capi_entropy_abort(err);
+        rng_abort(err, CAPI_CALL);
     return r;
 }
 
@@ -43,7 +29,7 @@ static void capi_arc4random_buf(void *buf, size_t n)
     int err = rng_take(buf, n);
 
     if (err)
-        capi_entropy_abort(err);
+        rng_abort(err, CAPI_CALL);
 }
 
 static uint32_t capi_arc4random_uniform(uint32_t upper_bound)
@@ -56,7 +42,7 @@ static uint32_t capi_arc4random_uniform(uint32_t upper_bound)
         return 0;
     err = arc4py_rng_uniform(upper_bound, &r);
     if (err)
-        capi_entropy_abort(err);
+        rng_abort(err, CAPI_CALL);
     return r;
 }
 

@@ -30,6 +30,8 @@
 #include "rng_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "chacha20_common.h"
 
@@ -274,6 +276,19 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
     if (err)
         rng_wipe(dest, n); /* fail closed: no partial output survives */
     return err;
+}
+
+RNG_COLD_NOINLINE void rng_abort(int err, const char *inside)
+{
+    const char *what = err == ENOMEM
+        ? "no memory could be mapped for this thread's generator state"
+        : "the OS could not provide entropy";
+
+    fprintf(stderr, "arc4py: %s (errno %d: %s) inside %s, which cannot "
+            "report errors; aborting rather than returning numbers that are "
+            "not random\n", what, err, strerror(err), inside);
+    fflush(stderr);
+    abort();
 }
 
 int arc4py_rng_buf(void *buf, size_t n) { return rng_take(buf, n); }

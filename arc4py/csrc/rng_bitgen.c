@@ -8,19 +8,6 @@
  */
 #include "rng_internal.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
-/* No error can be reported through numpy's bitgen_t: stop, loudly. */
-static void entropy_failure_abort(int err)
-{
-    fprintf(stderr, "arc4py: the OS could not provide entropy (errno %d: %s) "
-            "inside a numpy draw, which cannot report errors; aborting "
-            "rather than returning numbers that are not random\n",
-            err, strerror(err));
-    fflush(stderr);
-    abort();
-}
 
 static RNG_COLD_NOINLINE uint64_t bitgen_u64_slow(void)
 {
@@ -28,7 +15,7 @@ static RNG_COLD_NOINLINE uint64_t bitgen_u64_slow(void)
     int err = rng_buf_slow(&r, 8);
 
     if (err)
-        entropy_failure_abort(err);
+        rng_abort(err, "a numpy draw");
     return r;
 }
 
@@ -38,7 +25,7 @@ static RNG_COLD_NOINLINE uint32_t bitgen_u32_slow(void)
     int err = rng_buf_slow(&r, 4);
 
     if (err)
-        entropy_failure_abort(err);
+        rng_abort(err, "a numpy draw");
     return r;
 }
 

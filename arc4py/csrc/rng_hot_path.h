@@ -55,6 +55,11 @@ extern unsigned long rng_stir_generation;
    failure. */
 int rng_buf_slow(void *dest, size_t n);
 
+/* rng.c: for callers that cannot report an error (numpy's bitgen_t, the C
+   API's arc4random*): say on stderr what failed, inside what, and abort()
+   rather than hand out numbers that are not random. */
+RNG_NORETURN void rng_abort(int err, const char *inside);
+
 /*
  * Hand n buffered bytes out: copy them to dst and zero them at src in one
  * pass.  For the sizes of the hot path (16..128 bytes) two library calls,
