@@ -41,12 +41,49 @@ def _pointer_field(ctypes, ctype, depth=0):
     return None
 
 
+def _memory_owners(ctypes, obj):
+    """The other ctypes objects whose memory ``obj`` shares: the object it
+    is a field or element of (``_b_base_``), and what ``from_buffer()``
+    made it over (kept alive in ``_objects`` as a memoryview), followed
+    through memoryviews and numpy arrays."""
+    owners = []
+    if obj._b_base_ is not None:
+        owners.append(obj._b_base_)
+    kept = obj._objects
+    for value in (kept.values() if isinstance(kept, dict) else ()):
+        for _ in range(64):
+            if isinstance(value, memoryview):
+                value = value.obj
+            elif getattr(value, "base", None) is not None and \
+                    type(value).__name__ == "ndarray":
+                value = value.base
+            else:
+                break
+        if isinstance(value, ctypes._SimpleCData.__mro__[1]):
+            owners.append(value)
+    return owners
+
+
 def refuse_pointer_holders(obj):
     """Raise ``TypeError`` if the ctypes object ``obj``'s type holds
-    ``py_object``, ``c_char_p`` or ``c_wchar_p`` anywhere."""
-    found = _pointer_field(sys.modules["ctypes"], type(obj))
-    if found is not None:
-        raise TypeError(
-            f"cannot fill a {type(obj).__name__}: it holds "
-            f"{found.__name__}, a pointer ctypes follows on read; random "
-            f"bytes are not pointers")
+    ``py_object``, ``c_char_p`` or ``c_wchar_p`` anywhere, or the type of
+    any ctypes object whose memory it shares (a field's owner, what
+    ``from_buffer()`` wraps): writing through the alias would plant the
+    same pointers."""
+    ctypes = sys.modules["ctypes"]
+    todo, seen = [obj], set()
+    while todo and len(seen) < 256:
+        cur = todo.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        found = _pointer_field(ctypes, type(cur))
+        if found is not None:
+            what = type(obj).__name__
+            if cur is not obj:
+                what += f" (over a {type(cur).__name__})"
+            raise TypeError(
+                f"cannot fill a {what}: it holds {found.__name__}, a "
+                f"pointer ctypes follows on read; random bytes are not "
+                f"pointers")
+        todo.extend(_memory_owners(ctypes, cur))

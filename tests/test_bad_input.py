@@ -211,6 +211,37 @@ def test_ctypes_pointer_holders_refused(index):
     assert bytes(memoryview(obj).cast("B")) == before
 
 
+@pytest.mark.parametrize("alias", ["PickleBuffer", "from_buffer",
+                                   "from_buffer of a memoryview",
+                                   "array field of the holder"])
+def test_ctypes_pointer_holder_behind_an_alias_refused(alias):
+    """PickleBuffer and ctypes aliases (from_buffer, a plain array field of
+    a union that also holds a py_object) export the holder's memory:
+    refused like the holder itself."""
+    import ctypes as C
+    import pickle
+
+    class Holder(C.Union):
+        _fields_ = [("o", C.py_object), ("b", C.c_ubyte * 8)]
+
+    obj = Holder()
+    obj.o = "keep me"
+    target = {
+        "PickleBuffer": lambda: pickle.PickleBuffer(obj),
+        "from_buffer": lambda: (C.c_ubyte * 8).from_buffer(obj),
+        "from_buffer of a memoryview":
+            lambda: (C.c_ubyte * 8).from_buffer(memoryview(obj)),
+        "array field of the holder": lambda: obj.b,
+    }[alias]()
+    before = bytes(memoryview(obj).cast("B"))
+    with pytest.raises(TypeError, match="pointer"):
+        arc4py.fill(target)
+    with pytest.raises(TypeError, match="pointer"):
+        arc4py.chacha20_keystream_into(KEY, NONCE8, target)
+    assert bytes(memoryview(obj).cast("B")) == before
+    assert obj.o == "keep me"
+
+
 def test_ctypes_pointer_holder_behind_numpy_refused():
     np = pytest.importorskip("numpy")
     obj = _pointer_holders()[0]
