@@ -132,7 +132,12 @@ cdef class BitGenerator(_NumpyBitGenerator):
         two of them ever share a stream.  The same holds for ``spawn(n)``
         and for a ``Generator`` or ``RandomState`` over this class (a
         ``RandomState`` copy keeps only numpy's legacy spare normal, if
-        the original held one; ``Generator`` keeps none).
+        the original held one; ``Generator`` keeps none).  The same spare
+        survives ``fork()``: a ``RandomState`` that held one when the
+        process forked hands that value out first in parent and child
+        alike.  It is numpy's cache, inside the ``RandomState`` (arc4py's
+        own state reseeds in the child); use ``Generator``, which has no
+        such cache, or draw once after forking to drop it.
 
     OS entropy failure
         The bitgen_t functions numpy calls cannot report an error.  If the

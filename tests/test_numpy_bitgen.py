@@ -260,3 +260,28 @@ def test_random_raw_parses_size_before_taking_the_lock():
     t.join(30)
     assert not t.is_alive(), "random_raw deadlocked on its own lock"
     assert box["out"].shape == (3,) and box["out"].dtype == np.uint64
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
+def test_randomstate_spare_normal_survives_fork_as_documented():
+    """The docstring's caveat, kept true: numpy's RandomState caches the
+    second of each pair of normals, and a fork copies that cache; the next
+    value after it is arc4py's and differs."""
+    import os
+    assert "survives ``fork()``" in arc4py.BitGenerator.__doc__
+    rs = np.random.RandomState(arc4py.BitGenerator())
+    rs.standard_normal()  # leaves the pair's second value cached
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        os.write(w, np.array([rs.standard_normal(), rs.standard_normal()])
+                 .tobytes())
+        os._exit(0)
+    os.close(w)
+    child = np.frombuffer(os.read(r, 16), dtype=np.float64)
+    os.close(r)
+    os.waitpid(pid, 0)
+    parent = np.array([rs.standard_normal(), rs.standard_normal()])
+    assert child[0] == parent[0]  # numpy's cached spare, in both
+    assert child[1] != parent[1]  # then arc4py's stream: distinct
