@@ -106,6 +106,22 @@ static int vm_mix(uint8_t m[RNG_REKEY_BYTES])
     return 0;
 }
 
+/* Internal result: the state's pages were zeroed under the running call (a
+   fork from a signal handler that interrupted it: wipe-on-fork, or the
+   atfork handler).  What the call produced since may be the parent's, or
+   made from a zeroed key: start the request again from a fresh seed. */
+#define RNG_RESTART (-1)
+/* Restarts before giving up (each takes a fork during the call). */
+#define RNG_RESTARTS_MAX 8
+
+/* Were the pages zeroed since the state was keyed?  A live state always
+   holds the ChaCha20 constant in word 0 and a nonzero stir_gen. */
+static int pages_wiped(const struct rng_state *s)
+{
+    RNG_SIGNAL_FENCE();
+    return s->chacha[0] != 0x61707865 || s->stir_gen == 0 || !s->seeded;
+}
+
 /* Seeded, and since then no fork and no stir_all? */
 static int is_current(const struct rng_state *s)
 {
@@ -154,6 +170,8 @@ static int reseed(struct rng_state *s)
     s->stir_gen = stir_gen;
     s->seeded = 1;
     rng_wipe(seed, sizeof seed);
+    if (pages_wiped(s))
+        return RNG_RESTART;
 #ifdef ARC4PY_TEST_HOOKS
     rng_count(&rng_reseed_count);
 #endif
@@ -181,6 +199,11 @@ static int refill(struct rng_state *s)
     rng_wipe(s->buf, RNG_REKEY_BYTES);
     s->left = ARC4PY_RNG_BUFFER_BYTES - RNG_REKEY_BYTES;
     s->since_seed += ARC4PY_RNG_BUFFER_BYTES;
+    if (pages_wiped(s)) { /* the buffer may be the parent's keystream */
+        rng_wipe(s->buf, sizeof s->buf);
+        s->left = 0;
+        return RNG_RESTART;
+    }
     return 0;
 }
 
@@ -197,6 +220,8 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
         m = n < s->left ? n : s->left;
         src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
         rng_move_out(out, src, m);
+        if (pages_wiped(s))
+            return RNG_RESTART;
         s->left -= m;
         out += m;
         n -= m;
@@ -248,6 +273,10 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
                    rest);
         }
         rng_stack_scrub();
+        if (pages_wiped(s)) {
+            err = RNG_RESTART;
+            break;
+        }
         s->since_seed += chunk;
         out += chunk;
         n -= chunk;
@@ -266,10 +295,16 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
            and key are the interrupted call's, so straight from the OS. */
         err = rng_platform_entropy(dest, n);
     } else if (err == 0) {
+        int tries = 0;
+
         s->busy = 1;
         RNG_SIGNAL_FENCE();
-        err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
-                                           : take(s, dest, n);
+        do
+            err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
+                                               : take(s, dest, n);
+        while (err == RNG_RESTART && ++tries < RNG_RESTARTS_MAX);
+        if (err == RNG_RESTART)
+            err = EAGAIN;
         RNG_SIGNAL_FENCE();
         s->busy = 0;
     }
@@ -333,6 +368,8 @@ int arc4py_rng_stir(void)
     s->busy = 1;
     RNG_SIGNAL_FENCE();
     err = reseed(s);
+    if (err == RNG_RESTART) /* zeroed under us: the next draw reseeds */
+        err = 0;
     RNG_SIGNAL_FENCE();
     s->busy = 0;
     return err;

@@ -141,8 +141,13 @@ static inline int rng_take_buffered(void *out, size_t n)
     if (RNG_LIKELY(n <= left &&
                    s->stir_gen == rng_load_ulong_relaxed(&rng_stir_generation))) {
         rng_move_out((uint8_t *)out, s->buf + ARC4PY_RNG_BUFFER_BYTES - left, n);
-        s->left = left - n;
-        served = 1;
+        RNG_SIGNAL_FENCE();
+        /* stir_gen reads 0 only if the pages were zeroed during the copy
+           (a fork from a signal handler): then the slow path redraws. */
+        if (RNG_LIKELY(s->stir_gen != 0)) {
+            s->left = left - n;
+            served = 1;
+        }
     }
     RNG_SIGNAL_FENCE();
     s->busy = 0;

@@ -1,0 +1,41 @@
+"""A raw fork from a signal handler that interrupted a large fill (as a VM
+snapshot resumed twice would see it): parent and child each finish the
+fill, and not one 64-byte block of it is the same in both.
+
+tests/c/fork_in_handler.c forks with the clone system call (no atfork
+handler) from a SIGALRM handler while a 4 MiB fill runs.  The child's state
+pages read as zero (MADV_WIPEONFORK); the generator sees that under the
+running call and redraws the request from a fresh seed.  Before it did,
+the rest of the chunk in flight was the same in both copies (8,192 blocks,
+512 KiB, in every run here).
+"""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import arc4py
+from helpers import TESTS_DIR, build_generator_program
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"),
+                       reason="raw clone() and MADV_WIPEONFORK are Linux's"),
+    pytest.mark.skipif("wipeonfork" not in arc4py.fork_protection(),
+                       reason="no MADV_WIPEONFORK here (kernel < 4.14, or "
+                              "emulated: qemu-user ignores madvise)"),
+]
+
+
+def test_fill_interrupted_by_a_raw_fork_differs_in_every_block(cc, tmp_path):
+    exe = build_generator_program(cc, TESTS_DIR / "c" / "fork_in_handler.c",
+                                  tmp_path / "fork_in_handler")
+    forked = 0
+    for _ in range(5):
+        proc = subprocess.run([exe], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        forked += res["forked"]
+        assert res["same_blocks"] == 0, res
+    assert forked >= 3, "the timer hardly ever landed inside a fill"
