@@ -24,6 +24,14 @@
  *    call nested in it (a signal handler's) never touches the buffer or the
  *    key: it takes its bytes from the OS.  So left only ever drops by what
  *    was copied out, and no bytes are handed out twice.
+ *  - A state whose pages were zeroed under the running call (a fork from
+ *    a signal handler: wipe-on-fork in the child, or the atfork handler)
+ *    is noticed after each step that used it (pages_wiped) and the whole
+ *    request starts again from a fresh seed: the child never finishes the
+ *    parent's keystream, nor keys from zeros.
+ *  - Large fills run in chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, each under
+ *    a new one-time key kept in the state's pages, with the generations
+ *    checked and the VM-clone source mixed in per chunk.
  *  - On any failure the caller's output is wiped (fail closed) and a state
  *    that could not reseed gives no output until a reseed succeeds.
  */
