@@ -280,7 +280,6 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
             memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail,
                    rest);
         }
-        rng_stack_scrub();
         if (pages_wiped(s)) {
             err = RNG_RESTART;
             break;
@@ -289,6 +288,9 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         out += chunk;
         n -= chunk;
     }
+    /* Once, not per chunk: every chunk's core call spills into the same
+       frames, each over the last, so only the last chunk's key is there. */
+    rng_stack_scrub();
     rng_wipe(&s->direct, sizeof s->direct);
     return err;
 }
