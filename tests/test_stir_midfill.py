@@ -3,12 +3,13 @@ writes at most the rest of its current chunk (ARC4PY_RNG_DIRECT_CHUNK_BYTES)
 from the old key before it reseeds.
 
 tests/c/stir_midfill.c (built with the test hooks, for the reseed count)
-measures, for five 64 MiB fills, the bytes the filler wrote between
-stir_all's return and its own reseed, by watching the fill's frontier.  The
-bound allows 32 KiB on top of one chunk for the watcher's own latency
-(reading the frontier after it sees the reseed; trials where it was
-descheduled are retried).  Before fills checked the generations per 64 KiB
-chunk (512 KiB then), up to 446,464 bytes were measured here.
+measures, for seven 64 MiB fills, the bytes the filler wrote between
+stir_all's return and its own reseed, by watching the fill's frontier, and
+reports the median (the watcher's delays only add; one trial on a loaded
+machine can be late by hundreds of KiB).  The bound allows 32 KiB on top of
+one chunk for the watcher's own latency.  Before fills checked the
+generations per 64 KiB chunk (512 KiB then), the worst of five trials was
+378,304 to 446,464 bytes here.
 """
 import json
 import subprocess
@@ -29,5 +30,5 @@ def test_fill_in_flight_stops_using_the_old_key_within_a_chunk(cc, tmp_path):
     proc = subprocess.run([exe], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert res["trials"] == 5, res
+    assert res["trials"] == 7, res
     assert res["after_stir_bytes"] <= DIRECT_CHUNK_BYTES + 32 * 1024, res
