@@ -102,8 +102,9 @@ fi
 # files and one-line .list files alike): the same archive the host uses.
 host_uri() {
     local want=$1
+    # (cat of a missing file must not end the script: set -e, pipefail)
     {
-        cat /etc/apt/sources.list.d/*.sources 2>/dev/null
+        cat /etc/apt/sources.list.d/*.sources 2>/dev/null || true
         echo
     } | awk -v want="$want" '
         /^[[:space:]]*$/ { if (uris != "" && hit) { split(uris, u, " "); print u[1]; exit }
@@ -112,7 +113,7 @@ host_uri() {
         /^URIs:/ { sub(/^URIs:[[:space:]]*/, ""); uris = $0 }
         /^Suites:/ { n = split($0, s, /[[:space:]]+/)
                      for (i = 2; i <= n; i++) if (s[i] == want && deb) hit = 1 }'
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+    { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } \
         | sed 's/\[[^]]*\]//' \
         | awk -v want="$want" '$1 == "deb" && $3 == want { print $2; exit }'
 }
