@@ -51,8 +51,10 @@
 /* ---- compile-time checks ------------------------------------------------ */
 #if defined(RNG_MSVC) && !defined(__STDC_VERSION__)
 /* MSVC's C mode before /std:c11 has no _Static_assert. */
+#define RNG_PASTE2(a, b) a##b
+#define RNG_PASTE(a, b) RNG_PASTE2(a, b) /* expands __LINE__ first */
 #define RNG_STATIC_ASSERT(cond, msg) \
-    typedef char rng_static_assert_##__LINE__[(cond) ? 1 : -1]
+    typedef char RNG_PASTE(rng_static_assert_, __LINE__)[(cond) ? 1 : -1]
 #else
 #define RNG_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
 #endif

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "arc4py/generator.h"
+#include "pipe_io.h"
 
 #define FILL (4u << 20)
 #define FILLS 8
@@ -42,25 +43,13 @@ static void on_alarm(int sig)
     child_pid = (pid_t)pid; /* 0 in the child */
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int main(void)
 {
     struct sigaction sa;
     struct itimerval every = {{0, 200}, {0, 200}}, off = {{0, 0}, {0, 0}};
     int fds[2], i, status;
     uint8_t *theirs;
-    size_t same = 0, b, got = 0;
+    size_t same = 0, b;
     uint8_t warm[16];
 
     for (i = 0; i < FILLS; i++)
@@ -95,12 +84,8 @@ int main(void)
     if (child_pid < 0)
         return 2;
     close(fds[1]);
-    while (got < FILL) {
-        ssize_t r = read(fds[0], theirs + got, FILL - got);
-        if (r <= 0)
-            return 2;
-        got += (size_t)r;
-    }
+    if (read_all(fds[0], theirs, FILL) != 0)
+        return 2;
     waitpid(child_pid, &status, 0);
     for (b = 0; b < FILL; b += 64)
         same += memcmp(slots[forked_during] + b, theirs + b, 64) == 0;

@@ -27,6 +27,7 @@
 
 #include "arc4py/chacha20.h"
 #include "arc4py/generator.h"
+#include "pipe_io.h"
 
 #define FILL (1u << 20)
 #define RING (4u * FILL)
@@ -50,34 +51,6 @@ static void *filler(void *arg)
         __atomic_fetch_add(&fills_done, 1, __ATOMIC_RELEASE);
     }
     return NULL;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-
-    while (n) {
-        ssize_t w = write(fd, b, n);
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    uint8_t *b = p;
-
-    while (n) {
-        ssize_t r = read(fd, b, n);
-        if (r <= 0)
-            return -1;
-        b += r;
-        n -= (size_t)r;
-    }
-    return 0;
 }
 
 /* In the child: every 16-word ChaCha20 state in the inherited rw memory. */
