@@ -3,16 +3,17 @@
 Environment switches (all off by default):
   ARC4PY_TEST_HOOKS=1   compile the generator's test hooks (tests only)
   ARC4PY_SANITIZE=1     compile the C with -fsanitize=address,undefined
-  ARC4PY_NO_<ISA>=1     leave a core out of the build: its source is not
-                        compiled and its name is unknown (ISA: SSE2, SSSE3,
-                        AVX2, AVX512, NEON; AVX2 also drops AVX512, whose
-                        tails run on the AVX2 core)
+  ARC4PY_NO_<ISA>=1     leave a core out of the build: its file compiles to
+                        no function and its name is unknown (ISA: a row of
+                        arc4py/csrc/chacha20_cores.def, upper-case; a core
+                        goes with the one its row builds with)
 
 No -m flag is ever passed: each SIMD core declares its own target inside
 its file, so one build runs on every CPU of its architecture.
 """
 import glob
 import os
+import re
 import sys
 
 from setuptools import Extension, setup
@@ -25,16 +26,23 @@ def flag(name):
     return os.environ.get(name, "") not in ("", "0")
 
 
-# The SIMD cores (chacha20_<isa>.c) and the ones each needs built with it.
-# Every file compiles on every architecture (to nothing where its ISA is
-# foreign), so a core's name is known wherever its source is built.
-SIMD_CORES = {"avx512": ("avx2",), "avx2": (), "ssse3": (), "sse2": (),
-              "neon": ()}
+def read_core_table(path=f"{CSRC}/chacha20_cores.def"):
+    """chacha20_cores.def's rows as {isa: builds_with or None}, in order."""
+    with open(path) as f:
+        text = f.read()
+    rows = re.findall(r"^ARC4PY_CORE\((\w+),\s*\w+,\s*(\w+),", text, re.M)
+    if not rows:
+        sys.exit(f"setup.py: no ARC4PY_CORE rows in {path}")
+    return {isa: (None if needs == "NONE" else needs) for isa, needs in rows}
+
+
+# Every core file compiles on every architecture (to no function where its
+# ISA is foreign, or when left out), so all are always built.
+SIMD_CORES = read_core_table()
 LEFT_OUT = {isa for isa in SIMD_CORES if flag(f"ARC4PY_NO_{isa.upper()}")}
-LEFT_OUT |= {isa for isa, needs in SIMD_CORES.items()
-             if any(n in LEFT_OUT for n in needs)}
-CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES
-                    if isa not in LEFT_OUT] + [
+for _ in SIMD_CORES:  # a core goes with the one it builds with
+    LEFT_OUT |= {isa for isa, needs in SIMD_CORES.items() if needs in LEFT_OUT}
+CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES] + [
     f"{CSRC}/chacha20_generic.c", f"{CSRC}/chacha20_dispatch.c"]
 # The generator: the algorithm, its thread-state and entropy plumbing, and
 # the numpy adapters (see the top of rng.c).
@@ -44,7 +52,9 @@ GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
 # The generator's C-API capsule table and the C entry points of the hot
 # Python calls.
 BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/pyfast.c"]
-CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
+# The cores are linked into _keystream only; _core reaches them through
+# its table (one copy of the cores and the dispatch state per process).
+CORE_SOURCES = GENERATOR_SOURCES + BINDING_SOURCES + [f"{CBIND}/cores_link.c"]
 
 
 macros = []
@@ -76,6 +86,7 @@ common = dict(
     include_dirs=["include", "arc4py/include", CSRC, CBIND],
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
+    + glob.glob(f"{CSRC}/*.def")
     + glob.glob(f"{CBIND}/*.h") + glob.glob("arc4py/include/arc4py/*.h")
     + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_keystream.pxd"],
     define_macros=macros,

@@ -17,6 +17,12 @@ cdef extern from "arc4py/chacha20.h" nogil:
     const char *arc4py_chacha20_known_name(size_t i)
     int arc4py_chacha20_is_known(const char *name)
     const char *arc4py_cpu_features()
+    const arc4py_chacha20_core *arc4py_chacha20_active()
+    ctypedef struct arc4py_chacha20_api:
+        pass
+    const arc4py_chacha20_api arc4py_chacha20_api_table
+    int arc4py_chacha20_link(const arc4py_chacha20_api *api)
+    const char *ARC4PY_CHACHA20_API_CAPSULE
 
 cdef extern from "arc4py/generator.h" nogil:
     enum:

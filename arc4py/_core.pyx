@@ -10,13 +10,14 @@ GIL released for anything large.  The public names are re-exported by
 cimport cython
 from cpython.buffer cimport PyBuffer_Release
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
-from cpython.pycapsule cimport PyCapsule_New
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 import os as _os
 
 from arc4py._keystream import (ALL_BACKENDS, backends, chacha20_keystream,
-                               chacha20_keystream_into, cpu_features)
+                               chacha20_keystream_into, cpu_features,
+                               _cores_api)
 
 from arc4py._cdefs cimport (
     arc4py_rng_stir_all,
@@ -44,10 +45,20 @@ from arc4py._cdefs cimport (
     arc4py_rng_debug_buffer,
     arc4py_rng_debug_reseeds,
     arc4py_rng_test_hooks,
+    arc4py_chacha20_api,
+    arc4py_chacha20_link,
+    ARC4PY_CHACHA20_API_CAPSULE,
 )
 from arc4py._keystream cimport _find_core, _get_writable
 from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _int_arg,
                              _raise_os_error, _size_arg, _u64_to_double)
+
+# The cores live in arc4py._keystream alone: the generator runs them through
+# its table (arc4py/cbind/cores_link.c), linked before anything can draw.
+if arc4py_chacha20_link(<const arc4py_chacha20_api *>PyCapsule_GetPointer(
+        _cores_api, ARC4PY_CHACHA20_API_CAPSULE)) != 0:
+    raise ImportError("arc4py._keystream and arc4py._core come from different "
+                      "builds (the cores' table does not match); reinstall arc4py")
 
 #: Bytes after which a thread reseeds from the OS at the latest.
 RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES

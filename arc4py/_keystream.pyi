@@ -3,9 +3,10 @@ cores.  The public names are re-exported (and documented) by arc4py."""
 from typing import Any, Final, SupportsIndex
 
 import numpy.typing as npt
-from typing_extensions import Buffer
+from typing_extensions import Buffer, CapsuleType
 
 ALL_BACKENDS: Final[tuple[str, ...]]
+_cores_api: CapsuleType  # include/arc4py/chacha20.h, for arc4py._core
 
 def backends() -> tuple[str, ...]: ...
 def cpu_features() -> tuple[str, ...]: ...

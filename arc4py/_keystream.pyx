@@ -5,13 +5,15 @@ and their raw keystream (``chacha20_keystream``, ``chacha20_keystream_into``),
 which is how the tests prove every core right.  Also the writable-buffer
 checks that ``arc4py.fill`` shares (declared in ``_keystream.pxd``).
 
-The generator's bindings live in ``arc4py._core``, which cimports from this
-module; the public names are re-exported by ``arc4py``.
+This is the one module the cores are linked into: ``arc4py._core``, the
+generator's module, reaches them through ``_cores_api`` and cimports the
+buffer checks from here; the public names are re-exported by ``arc4py``.
 """
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
                              PyBUF_STRIDES)
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -29,15 +31,15 @@ from arc4py._cdefs cimport (
     arc4py_chacha20_known_name,
     arc4py_chacha20_is_known,
     arc4py_cpu_features,
+    arc4py_chacha20_active,
+    arc4py_chacha20_api_table,
+    ARC4PY_CHACHA20_API_CAPSULE,
 )
 from arc4py._common cimport NOGIL_BYTES
 
-
-cdef object _generator_core():
-    """The generator's core, the default of ``backend=`` (asked at call
-    time: arc4py._core imports this module, not the other way round)."""
-    from arc4py._core import backend
-    return backend()
+# The cores and the dispatch for arc4py._core (arc4py/cbind/cores_link.c).
+_cores_api = PyCapsule_New(<void *>&arc4py_chacha20_api_table,
+                           ARC4PY_CHACHA20_API_CAPSULE, NULL)
 
 
 cdef tuple _known_names():
@@ -57,8 +59,8 @@ ALL_BACKENDS = _known_names()
 def backends():
     """The ChaCha20 cores this CPU can run, fastest first.
 
-    Returns a tuple of names from ``"avx512"``, ``"avx2"``, ``"ssse3"``,
-    ``"sse2"``, ``"neon"`` and ``"generic"``; ``"generic"`` is always last.
+    Returns a tuple of names from ``ALL_BACKENDS`` (``"avx512"``,
+    ``"avx2"``, ``"neon"``, ...); ``"generic"`` is always last.
     """
     cdef size_t count, i
     cdef const arc4py_chacha20_core *cores = arc4py_chacha20_cores(&count)
@@ -126,7 +128,7 @@ cdef const arc4py_chacha20_core *_prepare(object key, object nonce,
         raise ValueError("the stream would pass block 2**64 - 1 of the "
                          "64-bit counter")
     if backend is None:
-        core = _find_core(_generator_core())
+        core = arc4py_chacha20_active()
     else:
         core = _find_core(backend)
     arc4py_chacha20_init(state, <const uint8_t *>PyBytes_AS_STRING(k),

@@ -10,6 +10,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -26,14 +27,24 @@ cryptography = pytest.importorskip(
     "ChaCha20 implementation these tests compare against")
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms  # noqa: E402
 
-# The names the contract allows; this build knows those whose source it has
-# (from the C table of cores), and this CPU runs some of those.
-CONTRACT = ("avx512", "avx2", "ssse3", "sse2", "neon", "generic")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
+
+
+def core_table_names():
+    """The cores of chacha20_cores.def, the one list, then generic."""
+    with open(os.path.join(CSRC, "chacha20_cores.def")) as f:
+        names = re.findall(r"^ARC4PY_CORE\((\w+),", f.read(), re.M)
+    assert names, "no ARC4PY_CORE rows in chacha20_cores.def"
+    return (*names, "generic")
+
+
+# Every core there is; this build knows those it did not leave out, and
+# this CPU runs some of those.
+CONTRACT = core_table_names()
 KNOWN = _core.ALL_BACKENDS
 RUNNABLE = arc4py.backends()
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
 INCLUDE = os.path.normpath(os.path.join(HERE, "..", "include"))
 with open(os.path.join(HERE, "data", "rfc8439_vectors.json")) as _f:
     RFC_VECTORS = json.load(_f)["vectors"]
@@ -186,6 +197,60 @@ def test_c_sources_compile_clean():
                    *includes, *extra, src]
             done = subprocess.run(cmd, capture_output=True, text=True)
             assert done.returncode == 0, f"{src}:\n{done.stderr}"
+
+
+LIST_CORES = r"""
+#include <stdio.h>
+#include "arc4py/chacha20.h"
+int main(void)
+{
+    size_t i, n;
+    const arc4py_chacha20_core *cores = arc4py_chacha20_cores(&n);
+
+    for (i = 0; arc4py_chacha20_known_name(i) != NULL; i++)
+        printf("%s%s", i ? " " : "known: ", arc4py_chacha20_known_name(i));
+    for (i = 0; i < n; i++)
+        printf("%s%s", i ? " " : "\nrunnable: ", cores[i].name);
+    printf("\nactive: %s\n", arc4py_chacha20_active()->name);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("left_out", [(), ("avx512",), ("avx512", "avx2"),
+                                      ("neon", "sse2")])
+def test_left_out_cores_leave_the_table(cc, tmp_path, left_out):
+    """The dispatch built from every core file, with ARC4PY_NO_<ISA> for
+    some: those names are unknown, every other row of chacha20_cores.def is
+    known (this architecture's first), and the active core is the fastest
+    runnable."""
+    src = tmp_path / "list_cores.c"
+    src.write_text(LIST_CORES)
+    exe = tmp_path / "list_cores"
+    cmd = [cc, "-O1", "-I" + INCLUDE, "-I" + CSRC, str(src), "-o", str(exe)]
+    cmd += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
+                  if f.startswith("chacha20_") and f.endswith(".c"))
+    cmd += [f"-DARC4PY_NO_{isa.upper()}" for isa in left_out]
+    built = subprocess.run(cmd, capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    out = dict(line.split(": ", 1) for line in subprocess.run(
+        [str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+        if line)
+    known, runnable = out["known"].split(), out["runnable"].split()
+    assert sorted(known) == sorted(n for n in CONTRACT if n not in left_out)
+    assert known == [n for n in KNOWN if n not in left_out]
+    assert runnable == [n for n in RUNNABLE if n not in left_out]
+    assert out["active"] == runnable[0]
+
+
+def test_avx512_cannot_be_built_without_avx2(cc, tmp_path):
+    """Its tails run on the avx2 core: a build keeping one, not the other,
+    stops at compile time (setup.py leaves out both together)."""
+    done = subprocess.run(
+        [cc, "-fsyntax-only", "-I" + INCLUDE, "-I" + CSRC, "-DARC4PY_NO_AVX2",
+         os.path.join(CSRC, "chacha20_avx512.c")], capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "keep both or neither" in done.stderr
 
 
 # ---- against the generic core and OpenSSL ----------------------------------

@@ -13,6 +13,7 @@
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,29 @@ def test_algorithm_includes_no_os_header(name):
         assert header in ISO_C, f"{name} includes <{header}>"
     local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
     assert not {h for h in local if h.startswith("rng_platform_")}, local
+
+
+def test_cores_are_linked_into_one_extension_module():
+    """One copy of the cores and of the dispatch state per process: every
+    core's block function and the dispatch's table are in exactly one of
+    the installed extension modules (arc4py._keystream)."""
+    import arc4py
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm on PATH (binutils) to read the extension modules")
+    pkg = Path(arc4py.__file__).parent
+    modules = sorted(p for p in pkg.iterdir()
+                     if p.suffix in (".so", ".pyd") and p.name.startswith("_"))
+    assert modules, f"no extension modules in {pkg}"
+    where = {}
+    for mod in modules:
+        out = subprocess.run([nm, "--defined-only", str(mod)],
+                             capture_output=True, text=True).stdout
+        if "no symbols" in out or not out.strip():
+            pytest.skip(f"{mod.name} is stripped: nm sees no symbols")
+        for sym in re.findall(r"\b(arc4py_chacha20_blocks_\w+|"
+                              r"arc4py_chacha20_api_table)\b", out):
+            where.setdefault(sym, set()).add(mod.name.split(".")[0])
+    assert "arc4py_chacha20_blocks_generic" in where
+    for sym, mods in sorted(where.items()):
+        assert mods == {"_keystream"}, f"{sym} is in {sorted(mods)}"

@@ -27,7 +27,7 @@
  */
 #include "chacha20_common.h"
 
-#ifdef ARC4PY_X86_64
+#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_AVX2)
 
 #include <immintrin.h>
 
@@ -456,4 +456,12 @@ AVX2_FN void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
     ARC4PY_CLEAR_YMM();
 }
 
-#endif /* x86-64 */
+#endif /* x86-64, not left out */
+
+#if defined(ARC4PY_NO_AVX2)
+ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_CORE_LEFT_OUT);
+#elif defined(ARC4PY_X86_64)
+ARC4PY_CORE_BUILT_HERE(avx2);
+#else
+ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_CORE_OTHER_ARCH);
+#endif

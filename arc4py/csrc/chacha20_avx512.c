@@ -27,7 +27,13 @@
  */
 #include "chacha20_common.h"
 
-#ifdef ARC4PY_X86_64
+/* Its tails of up to 8 blocks run on the avx2 core (builds_with in
+   chacha20_cores.def): setup.py leaves the two out together. */
+#if !defined(ARC4PY_NO_AVX512) && defined(ARC4PY_NO_AVX2)
+#error "the avx512 core hands its tails to the avx2 core: keep both or neither"
+#endif
+
+#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_AVX512)
 
 #ifdef ARC4PY_EMULATE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES
@@ -198,4 +204,12 @@ AVX512_FN void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
 #endif
 }
 
-#endif /* x86-64 */
+#endif /* x86-64, not left out */
+
+#if defined(ARC4PY_NO_AVX512)
+ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_CORE_LEFT_OUT);
+#elif defined(ARC4PY_X86_64)
+ARC4PY_CORE_BUILT_HERE(avx512);
+#else
+ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_CORE_OTHER_ARCH);
+#endif

@@ -1,11 +1,11 @@
 /*
- * Internal to the cores and their dispatch (never included outside csrc/):
- * the per-ISA block functions, the CPU feature bits a core may require,
- * and the register-clearing statements every SIMD core ends with.
+ * Internal to the cores and their dispatch: the per-ISA block functions,
+ * the CPU feature bits a core may require, what each core's file tells the
+ * dispatch, and the register-clearing statements every SIMD core ends with.
  *
- * Each core lives in chacha20_<isa>.c and compiles to nothing on an
- * architecture that cannot run it, so setup.py can build every file.  The
- * list of cores is chacha20_dispatch.c's table, nowhere else.
+ * Each core lives in chacha20_<isa>.c and compiles to no function on an
+ * architecture that cannot run it or when left out (ARC4PY_NO_<ISA>), so
+ * setup.py builds every file.  The list of cores is chacha20_cores.def.
  */
 #ifndef ARC4PY_CHACHA20_CORES_H
 #define ARC4PY_CHACHA20_CORES_H
@@ -32,27 +32,35 @@ enum {
     ARC4PY_CPU_OS_YMM = 1 << 5, /* the OS saves ymm state (XCR0) */
     ARC4PY_CPU_OS_ZMM = 1 << 6, /* ... and opmask and all of zmm0-31 */
     ARC4PY_CPU_NEON = 1 << 7,   /* Advanced SIMD (aarch64) */
-    /* Never set: a core whose source is in the build but not for this
-     * architecture (known by name, never runnable). */
-    ARC4PY_CPU_OTHER_ARCH = 1 << 30,
 };
+
+/* What a core's file built: its function, or why there is none. */
+enum arc4py_core_presence {
+    ARC4PY_CORE_BUILT,      /* runnable wherever the CPU has its features */
+    ARC4PY_CORE_OTHER_ARCH, /* known by name, never runnable here */
+    ARC4PY_CORE_LEFT_OUT,   /* ARC4PY_NO_<ISA>: not even a known name */
+};
+struct arc4py_core_build {
+    arc4py_chacha20_blocks_fn blocks; /* NULL unless built */
+    enum arc4py_core_presence presence;
+};
+
+/* Each core file's last lines define its arc4py_core_build_<isa>. */
+#define ARC4PY_CORE_BUILT_HERE(isa)                                        \
+    const struct arc4py_core_build arc4py_core_build_##isa = {              \
+        arc4py_chacha20_blocks_##isa, ARC4PY_CORE_BUILT}
+#define ARC4PY_CORE_NOT_BUILT(isa, presence)                               \
+    const struct arc4py_core_build arc4py_core_build_##isa = {NULL, presence}
 
 void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,
                                     size_t nblocks);
-#ifdef ARC4PY_X86_64
-void arc4py_chacha20_blocks_sse2(uint32_t state[16], uint8_t *out,
-                                 size_t nblocks);
-void arc4py_chacha20_blocks_ssse3(uint32_t state[16], uint8_t *out,
-                                  size_t nblocks);
-void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
-                                 size_t nblocks);
-void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
-                                   size_t nblocks);
-#endif
-#ifdef ARC4PY_AARCH64
-void arc4py_chacha20_blocks_neon(uint32_t state[16], uint8_t *out,
-                                 size_t nblocks);
-#endif
+/* Declared for every row; defined only where the core's file built it. */
+#define ARC4PY_CORE(isa, registers, builds_with, cpu_features)            \
+    void arc4py_chacha20_blocks_##isa(uint32_t state[16], uint8_t *out,    \
+                                      size_t nblocks);                     \
+    extern const struct arc4py_core_build arc4py_core_build_##isa;
+#include "chacha20_cores.def"
+#undef ARC4PY_CORE
 
 /*
  * Clearing the vector registers a core used, so no key word or keystream

@@ -1,15 +1,11 @@
 /*
- * The one list of cores, and the only file that knows about CPUs.
+ * The only file that knows about CPUs: it turns chacha20_cores.def, the one
+ * list of cores, into the runnable list (backends()) and the known names
+ * (ALL_BACKENDS, the error messages).
  *
- * `table` below is the single source: the runnable list (backends()), the
- * known names (ALL_BACKENDS, the error messages) and the build switches all
- * come from it.  A core is in the table exactly when its source is in this
- * build: ARC4PY_NO_<ISA> (set by setup.py, which then also leaves the file
- * out) removes both.  A core built for another architecture stays known
- * (its name is valid everywhere) but has no function here, so never runs.
- *
- * To add a core: its file chacha20_<isa>.c, its prototype in
- * chacha20_cores.h, one row here (fastest first), its ISA in setup.py.
+ * A core's file says what it built (chacha20_cores.h): a function, none
+ * for this architecture (the name stays known, never runnable), or none
+ * because ARC4PY_NO_<ISA> left it out (the name is unknown too).
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,72 +15,26 @@
 
 #ifdef ARC4PY_X86_64
 #include <cpuid.h>
-#define X86_CORE(fn) fn
-#else
-#define X86_CORE(fn) NULL
-#endif
-#ifdef ARC4PY_AARCH64
-#define NEON_CORE(fn) fn
-#else
-#define NEON_CORE(fn) NULL
 #endif
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
 
-/* The x86 cores need nothing of another architecture's; off x86-64 they
- * need a feature no CPU here reports.  Likewise neon off aarch64. */
-#ifdef ARC4PY_X86_64
-#define ON_X86(bits) (bits)
-#else
-#define ON_X86(bits) ((bits) | ARC4PY_CPU_OTHER_ARCH)
-#endif
-#ifdef ARC4PY_AARCH64
-#define ON_ARM(bits) (bits)
-#else
-#define ON_ARM(bits) ((bits) | ARC4PY_CPU_OTHER_ARCH)
-#endif
-
-#ifndef ARC4PY_NO_NEON
-#define NEON_ROW \
-    {"neon", NEON_CORE(arc4py_chacha20_blocks_neon), ON_ARM(ARC4PY_CPU_NEON)},
-#else
-#define NEON_ROW
-#endif
-
-/* Every core in this build, fastest first; generic last, always runnable. */
-static const arc4py_chacha20_core table[] = {
-#ifdef __aarch64__
-    NEON_ROW /* the fastest core where it runs */
-#endif
-#ifndef ARC4PY_NO_AVX512
-    /* Tails of <= 8 blocks go to the AVX2 core, so it needs AVX2 too. */
-    {"avx512", X86_CORE(arc4py_chacha20_blocks_avx512),
-     ON_X86(ARC4PY_CPU_AVX512F | ARC4PY_CPU_AVX512VL | ARC4PY_CPU_OS_ZMM |
-            ARC4PY_CPU_AVX2 | ARC4PY_CPU_OS_YMM)},
-#endif
-#ifndef ARC4PY_NO_AVX2
-    {"avx2", X86_CORE(arc4py_chacha20_blocks_avx2),
-     ON_X86(ARC4PY_CPU_AVX2 | ARC4PY_CPU_OS_YMM)},
-#endif
-#ifndef ARC4PY_NO_SSSE3
-    {"ssse3", X86_CORE(arc4py_chacha20_blocks_ssse3),
-     ON_X86(ARC4PY_CPU_SSSE3)},
-#endif
-#ifndef ARC4PY_NO_SSE2
-    {"sse2", X86_CORE(arc4py_chacha20_blocks_sse2), ON_X86(ARC4PY_CPU_SSE2)},
-#endif
-#ifndef __aarch64__
-    NEON_ROW
-#endif
-    {"generic", arc4py_chacha20_blocks_generic, 0},
+struct core_row {
+    const char *name;
+    const struct arc4py_core_build *build;
+    unsigned required;
 };
 
-#define TABLE_LEN (sizeof table / sizeof table[0])
+/* chacha20_cores.def's rows, fastest first; generic follows them all. */
+static const struct core_row rows[] = {
+#define ARC4PY_CORE(isa, registers, builds_with, cpu_features)            \
+    {#isa, &arc4py_core_build_##isa, cpu_features},
+#include "chacha20_cores.def"
+#undef ARC4PY_CORE
+};
 
-#if !defined(ARC4PY_NO_AVX512) && defined(ARC4PY_NO_AVX2)
-#error "the avx512 core hands its tails to the avx2 core: keep both or neither"
-#endif
+#define ROW_COUNT (sizeof rows / sizeof rows[0])
 
 #ifdef ARC4PY_X86_64
 /* XGETBV(0) without -mxsave: the OS tells which register state it saves. */
@@ -155,15 +105,20 @@ static const struct {
 
 /* Written once under rng_once, read-only afterwards: rng_once orders
  * these writes before every caller's reads. */
-static arc4py_chacha20_core runnable[TABLE_LEN];
+static arc4py_chacha20_core runnable[ROW_COUNT + 1];
 static size_t runnable_count;
+/* Every name in this build: this architecture's rows, then the others',
+ * then generic; NULL-terminated. */
+static const char *known[ROW_COUNT + 2];
 static char feature_text[96];
 static int detect_control;
 
 static void detect(void)
 {
+    static const arc4py_chacha20_core generic = {
+        "generic", arc4py_chacha20_blocks_generic, 0};
     unsigned f = detect_features();
-    size_t i, used = 0;
+    size_t i, used = 0, known_count = 0;
 
     for (i = 0; i < sizeof feature_names / sizeof feature_names[0]; i++) {
         if (!(f & feature_names[i].bit))
@@ -174,10 +129,23 @@ static void detect(void)
         if (used >= sizeof feature_text) /* cannot happen: 96 > all names */
             break;
     }
-    for (i = 0; i < TABLE_LEN; i++)
-        if (table[i].blocks != NULL &&
-            (table[i].required & f) == table[i].required)
-            runnable[runnable_count++] = table[i];
+    for (i = 0; i < ROW_COUNT; i++) {
+        const struct core_row *row = &rows[i];
+
+        if (row->build->presence != ARC4PY_CORE_BUILT)
+            continue;
+        known[known_count++] = row->name;
+        if ((row->required & f) == row->required) {
+            arc4py_chacha20_core core = {row->name, row->build->blocks,
+                                         row->required};
+            runnable[runnable_count++] = core;
+        }
+    }
+    for (i = 0; i < ROW_COUNT; i++)
+        if (rows[i].build->presence == ARC4PY_CORE_OTHER_ARCH)
+            known[known_count++] = rows[i].name;
+    known[known_count] = generic.name;
+    runnable[runnable_count++] = generic;
 }
 
 static void detect_once(void)
@@ -205,15 +173,18 @@ const arc4py_chacha20_core *arc4py_chacha20_find(const char *name)
 
 const char *arc4py_chacha20_known_name(size_t i)
 {
-    return i < TABLE_LEN ? table[i].name : NULL;
+    detect_once();
+    /* Past generic the array is zeros (static storage): NULL. */
+    return i < sizeof known / sizeof known[0] ? known[i] : NULL;
 }
 
 int arc4py_chacha20_is_known(const char *name)
 {
     size_t i;
 
-    for (i = 0; i < TABLE_LEN; i++)
-        if (strcmp(table[i].name, name) == 0)
+    detect_once();
+    for (i = 0; known[i] != NULL; i++)
+        if (strcmp(known[i], name) == 0)
             return 1;
     return 0;
 }
@@ -223,3 +194,42 @@ const char *arc4py_cpu_features(void)
     detect_once();
     return feature_text;
 }
+
+/* Written by arc4py_chacha20_select(), else once by the first reader;
+   racing first readers store the same pointer. */
+static const arc4py_chacha20_core *selected;
+
+const arc4py_chacha20_core *arc4py_chacha20_active(void)
+{
+    const arc4py_chacha20_core *core =
+        rng_load_ptr((const void *const *)&selected);
+    size_t count;
+
+    if (RNG_LIKELY(core != NULL))
+        return core;
+    core = &arc4py_chacha20_cores(&count)[0];
+    rng_store_ptr((const void **)&selected, core);
+    return core;
+}
+
+int arc4py_chacha20_select(const char *name)
+{
+    const arc4py_chacha20_core *core = arc4py_chacha20_find(name);
+
+    if (core == NULL)
+        return -1;
+    rng_store_ptr((const void **)&selected, core);
+    return 0;
+}
+
+const arc4py_chacha20_api arc4py_chacha20_api_table = {
+    sizeof(arc4py_chacha20_api),
+    arc4py_chacha20_init,
+    arc4py_chacha20_cores,
+    arc4py_chacha20_find,
+    arc4py_chacha20_known_name,
+    arc4py_chacha20_is_known,
+    arc4py_cpu_features,
+    arc4py_chacha20_active,
+    arc4py_chacha20_select,
+};

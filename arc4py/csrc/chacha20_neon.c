@@ -21,7 +21,7 @@
  */
 #include "chacha20_common.h"
 
-#ifdef ARC4PY_AARCH64
+#if defined(ARC4PY_AARCH64) && !defined(ARC4PY_NO_NEON)
 
 #include <arm_neon.h>
 
@@ -133,4 +133,12 @@ void arc4py_chacha20_blocks_neon(uint32_t state[16], uint8_t *out,
     ARC4PY_CLEAR_NEON();
 }
 
-#endif /* aarch64 */
+#endif /* aarch64, not left out */
+
+#if defined(ARC4PY_NO_NEON)
+ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_CORE_LEFT_OUT);
+#elif defined(ARC4PY_AARCH64)
+ARC4PY_CORE_BUILT_HERE(neon);
+#else
+ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_CORE_OTHER_ARCH);
+#endif

@@ -10,7 +10,7 @@
  */
 #include "chacha20_common.h"
 
-#ifdef ARC4PY_X86_64
+#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_SSE2)
 
 /* SSE2 is baseline on x86-64; said here so the file stands alone. */
 #if defined(__clang__)
@@ -37,4 +37,12 @@
 #pragma GCC pop_options
 #endif
 
-#endif /* x86-64 */
+#endif /* x86-64, not left out */
+
+#if defined(ARC4PY_NO_SSE2)
+ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_CORE_LEFT_OUT);
+#elif defined(ARC4PY_X86_64)
+ARC4PY_CORE_BUILT_HERE(sse2);
+#else
+ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_CORE_OTHER_ARCH);
+#endif

@@ -12,7 +12,7 @@
  */
 #include "chacha20_common.h"
 
-#ifdef ARC4PY_X86_64
+#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_SSSE3)
 
 /* Enable SSSE3 here only, no global -m flag: the dispatch checks CPUID. */
 #if defined(__clang__)
@@ -44,4 +44,12 @@
 #pragma GCC pop_options
 #endif
 
-#endif /* x86-64 */
+#endif /* x86-64, not left out */
+
+#if defined(ARC4PY_NO_SSSE3)
+ARC4PY_CORE_NOT_BUILT(ssse3, ARC4PY_CORE_LEFT_OUT);
+#elif defined(ARC4PY_X86_64)
+ARC4PY_CORE_BUILT_HERE(ssse3);
+#else
+ARC4PY_CORE_NOT_BUILT(ssse3, ARC4PY_CORE_OTHER_ARCH);
+#endif

@@ -43,9 +43,6 @@
 
 #include "chacha20_common.h"
 
-/* The core every thread runs: chosen once, by arc4py_rng_select_core() or
-   else the dispatch's fastest at the first refill (active_core()). */
-static const arc4py_chacha20_core *selected_core;
 /* Starts at 1: a state whose pages were zeroed under a running call (a
    raw fork from a signal handler) has stir_gen 0, so the hot path refuses
    it, whatever that call writes back to left. */
@@ -54,18 +51,10 @@ unsigned long rng_stir_generation = 1;
 long rng_reseed_count;
 #endif
 
+/* The core every thread runs (the dispatch's active core). */
 static const arc4py_chacha20_core *active_core(void)
 {
-    const arc4py_chacha20_core *core =
-        rng_load_ptr((const void *const *)&selected_core);
-    size_t count;
-
-    if (RNG_LIKELY(core != NULL))
-        return core;
-    /* Racing first callers store the same pointer. */
-    core = &arc4py_chacha20_cores(&count)[0];
-    rng_store_ptr((const void **)&selected_core, core);
-    return core;
+    return arc4py_chacha20_active();
 }
 
 /* The calling thread's state, created (unseeded) if needed. */
@@ -395,12 +384,7 @@ int arc4py_rng_stir_all(void)
 
 int arc4py_rng_select_core(const char *name)
 {
-    const arc4py_chacha20_core *core = arc4py_chacha20_find(name);
-
-    if (core == NULL)
-        return -1;
-    rng_store_ptr((const void **)&selected_core, core);
-    return 0;
+    return arc4py_chacha20_select(name);
 }
 
 const char *arc4py_rng_core_name(void) { return active_core()->name; }

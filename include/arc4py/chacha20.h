@@ -72,6 +72,43 @@ int arc4py_chacha20_is_known(const char *name);
 /* CPU features seen by the dispatch, as a space-separated string. */
 const char *arc4py_cpu_features(void);
 
+/*
+ * The active core: the one the generator runs and a keystream without a
+ * named core uses.  The one arc4py_chacha20_select() chose, else the
+ * fastest runnable (the only place that default is decided).
+ */
+const arc4py_chacha20_core *arc4py_chacha20_active(void);
+/* Make the runnable core called name the active one: 0, or -1 if it is
+   not runnable here.  Meant for start-up, before output is drawn. */
+int arc4py_chacha20_select(const char *name);
+
+/*
+ * The functions above as one table.  The cores are linked into one
+ * extension module (arc4py._keystream), which hands this table through the
+ * capsule below to arc4py._core, the generator's module: one copy of the
+ * cores and of the dispatch state per process.
+ */
+typedef struct arc4py_chacha20_api {
+    size_t size; /* sizeof the provider's table */
+    int (*init)(uint32_t state[16], const uint8_t key[32],
+                const uint8_t *nonce, size_t nonce_len, uint64_t counter);
+    const arc4py_chacha20_core *(*cores)(size_t *count);
+    const arc4py_chacha20_core *(*find)(const char *name);
+    const char *(*known_name)(size_t i);
+    int (*is_known)(const char *name);
+    const char *(*cpu_features)(void);
+    const arc4py_chacha20_core *(*active)(void);
+    int (*select)(const char *name);
+} arc4py_chacha20_api;
+#define ARC4PY_CHACHA20_API_CAPSULE "arc4py._keystream._cores_api"
+
+/* The provider's table (chacha20_dispatch.c). */
+extern const arc4py_chacha20_api arc4py_chacha20_api_table;
+/* In a module that does not link the cores (arc4py/cbind/cores_link.c):
+   route the functions above through the provider's table.  0, or -1 if
+   the table is too small for this build. */
+int arc4py_chacha20_link(const arc4py_chacha20_api *api);
+
 #ifdef __cplusplus
 }
 #endif

@@ -54,14 +54,15 @@ static size_t reg_bytes;
 #define DUMP_XMM(i) "movdqu %%xmm" #i ", " #i "*16(%0)\n\t"
 #define DUMP_YMM(i) "vmovdqu %%ymm" #i ", " #i "*32(%0)\n\t"
 #define DUMP_ZMM(i) "vmovdqu64 %%zmm" #i ", " #i "*64(%0)\n\t"
-static int reg_kind; /* 0 xmm0-15, 1 ymm0-15, 2 zmm0-31 */
+enum { XMM, YMM, ZMM, V }; /* chacha20_cores.def's register files */
+static int reg_kind;
 
 static void call_and_dump(arc4py_chacha20_blocks_fn fn, uint32_t *state,
                           uint8_t *out, size_t n)
 {
     /* Nothing between the call and the dump touches vector registers. */
     fn(state, out, n);
-    if (reg_kind == 2)
+    if (reg_kind == ZMM)
         __asm__ volatile(
             DUMP_ZMM(0) DUMP_ZMM(1) DUMP_ZMM(2) DUMP_ZMM(3) DUMP_ZMM(4)
             DUMP_ZMM(5) DUMP_ZMM(6) DUMP_ZMM(7) DUMP_ZMM(8) DUMP_ZMM(9)
@@ -70,7 +71,7 @@ static void call_and_dump(arc4py_chacha20_blocks_fn fn, uint32_t *state,
             DUMP_ZMM(20) DUMP_ZMM(21) DUMP_ZMM(22) DUMP_ZMM(23) DUMP_ZMM(24)
             DUMP_ZMM(25) DUMP_ZMM(26) DUMP_ZMM(27) DUMP_ZMM(28) DUMP_ZMM(29)
             DUMP_ZMM(30) DUMP_ZMM(31) : : "r"(regs) : "memory");
-    else if (reg_kind == 1)
+    else if (reg_kind == YMM)
         __asm__ volatile(
             DUMP_YMM(0) DUMP_YMM(1) DUMP_YMM(2) DUMP_YMM(3) DUMP_YMM(4)
             DUMP_YMM(5) DUMP_YMM(6) DUMP_YMM(7) DUMP_YMM(8) DUMP_YMM(9)
@@ -84,13 +85,28 @@ static void call_and_dump(arc4py_chacha20_blocks_fn fn, uint32_t *state,
             DUMP_XMM(15) : : "r"(regs) : "memory");
 }
 
+/* What each core promises to zero (its row in chacha20_cores.def): SSE
+ * cores xmm0-15 (their legacy encodings leave the upper ymm bits alone),
+ * avx2 all of ymm0-15, avx512 all of zmm0-31; generic clears xmm0-15. */
+static const struct {
+    const char *name;
+    int registers;
+} core_registers[] = {
+#define ARC4PY_CORE(isa, registers, builds_with, cpu_features) {#isa, registers},
+#include "chacha20_cores.def"
+#undef ARC4PY_CORE
+    {"generic", XMM},
+};
+
 static void choose_regs(const char *name)
 {
-    /* What each core promises to zero: SSE cores xmm0-15 (their legacy
-     * encodings leave the upper ymm bits alone), avx2 all of ymm0-15,
-     * avx512 all of zmm0-31. */
-    reg_kind = strcmp(name, "avx512") == 0 ? 2 : strcmp(name, "avx2") == 0;
-    reg_bytes = reg_kind == 2 ? 32 * 64 : reg_kind == 1 ? 16 * 32 : 16 * 16;
+    size_t i;
+
+    reg_kind = XMM;
+    for (i = 0; i < sizeof core_registers / sizeof core_registers[0]; i++)
+        if (strcmp(core_registers[i].name, name) == 0)
+            reg_kind = core_registers[i].registers;
+    reg_bytes = reg_kind == ZMM ? 32 * 64 : reg_kind == YMM ? 16 * 32 : 16 * 16;
 }
 #elif defined(__aarch64__)
 #define DUMP_V4(a, b, c, d)                                                \
