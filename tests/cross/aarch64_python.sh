@@ -330,15 +330,11 @@ cross_cflags="${guest_cfg[2]} -I$sysroot/usr/include/$pyname \
 -I$site/numpy/_core/include"
 ext_suffix=${guest_cfg[3]}
 
-# -j 1: _keystream and _core both list the chacha20 sources, so a parallel
-# build_ext compiles each into the same build/temp object twice at once, and
-# a link can read one the assembler has just truncated (ld takes an empty
-# .o as an empty linker script: a module with an undefined core symbol).
 stamp "cross-building the extensions ($cross_cc, $ext_suffix)"
 if ! (cd "$src" && env -u ARC4PY_TEST_HOOKS -u ARC4PY_SANITIZE \
         CC="$cross_cc" LDSHARED="$cross_ldshared" CFLAGS="$cross_cflags" \
         _PYTHON_HOST_PLATFORM=linux-aarch64 SETUPTOOLS_EXT_SUFFIX="$ext_suffix" \
-        "$hostpy" setup.py build_ext --inplace -j 1) >"$work/build.log" 2>&1; then
+        "$hostpy" setup.py build_ext --inplace -j 2) >"$work/build.log" 2>&1; then
     grep -E 'error|Error' "$work/build.log" | head -n 20
     die "the cross build failed (log: $work/build.log)"
 fi
