@@ -34,17 +34,9 @@ cdef extern from "arc4py/generator.h" nogil:
         ARC4PY_FORK_ATFORK
         ARC4PY_DONTDUMP
         ARC4PY_FORK_VDSO
-    ctypedef struct arc4py_rng_api:
-        int (*buf)(void *buf, size_t n) noexcept nogil
-        int (*u32)(uint32_t *out) noexcept nogil
-        int (*u64)(uint64_t *out) noexcept nogil
-        uint64_t (*bitgen_u64)(void *unused) noexcept nogil
-        uint32_t (*bitgen_u32)(void *unused) noexcept nogil
-        double (*bitgen_double)(void *unused) noexcept nogil
     uint64_t arc4py_bitgen_u64(void *unused)
     uint32_t arc4py_bitgen_u32(void *unused)
     double arc4py_bitgen_double(void *unused)
-    const char *ARC4PY_RNG_API_CAPSULE
     int arc4py_rng_select_core(const char *name)
     const char *arc4py_rng_core_name()
     int arc4py_rng_buf(void *buf, size_t n)
@@ -66,3 +58,18 @@ cdef extern from * nogil:
     int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
     long arc4py_rng_debug_reseeds()
     const int arc4py_rng_test_hooks
+
+# The public C API's table (arc4py/include/arc4py/capi.h), the one way from
+# arc4py's own Cython modules to the generator, as for other extensions.
+cdef extern from "arc4py/capi.h" nogil:
+    ctypedef struct arc4py_capi:
+        size_t size
+        unsigned int version
+        int (*fill)(void *buf, size_t n) noexcept nogil
+        int (*random_u32)(uint32_t *out) noexcept nogil
+        int (*random_u64)(uint64_t *out) noexcept nogil
+        uint64_t (*bitgen_u64)(void *unused) noexcept nogil
+        uint32_t (*bitgen_u32)(void *unused) noexcept nogil
+        double (*bitgen_double)(void *unused) noexcept nogil
+    const char *ARC4PY_CAPI_CAPSULE
+    size_t ARC4PY_CAPI_V2_SIZE

@@ -1,11 +1,14 @@
 # Helpers shared by arc4py/_core.pyx and arc4py/_numpy.pyx (inline, so each
 # module compiles its own copy and neither imports the other for them).
 from cpython.number cimport PyNumber_Index
+from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.errno cimport ENOMEM
 from libc.stdint cimport uint64_t
 from libc.string cimport strerror
 
-# The generator's byte-filling call: arc4py_rng_buf, or the capsule's .buf.
+from arc4py._cdefs cimport arc4py_capi, ARC4PY_CAPI_CAPSULE, ARC4PY_CAPI_V2_SIZE
+
+# The generator's byte-filling call: arc4py_rng_buf, or the C API's .fill.
 ctypedef int (*_buf_fn)(void *buf, size_t n) noexcept nogil
 
 # Below this many bytes, dropping and retaking the GIL costs more than it saves.
@@ -61,3 +64,14 @@ cdef inline Py_ssize_t _size_arg(object n, str what) except -1:
     if n < 0:
         raise ValueError(f"{what} must be >= 0, not {n}")
     return n
+
+
+cdef inline const arc4py_capi *_generator_table(object capsule) except NULL:
+    """The C API's table in ``capsule`` (arc4py._core._C_API), checked to
+    have every field this build of arc4py reads."""
+    cdef const arc4py_capi *table = <const arc4py_capi *>PyCapsule_GetPointer(
+        capsule, ARC4PY_CAPI_CAPSULE)
+    if table.size < ARC4PY_CAPI_V2_SIZE:
+        raise ImportError("arc4py._core's C API table is older than this "
+                          "module (mixed builds); reinstall arc4py")
+    return table

@@ -30,7 +30,6 @@ BUFFER_BYTES: Final[int]
 DIRECT_BYTES: Final[int]
 DIRECT_CHUNK_BYTES: Final[int]
 
-_rng_api: CapsuleType
 _C_API: CapsuleType  # arc4py/include/arc4py/capi.h
 
 # ---- cores (defined in arc4py._keystream) ---------------------------------

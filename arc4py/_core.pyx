@@ -29,11 +29,6 @@ from arc4py._cdefs cimport (
     ARC4PY_FORK_WIPEONFORK,
     ARC4PY_FORK_ATFORK,
     ARC4PY_DONTDUMP,
-    arc4py_rng_api,
-    arc4py_bitgen_u64,
-    arc4py_bitgen_u32,
-    arc4py_bitgen_double,
-    ARC4PY_RNG_API_CAPSULE,
     arc4py_rng_select_core,
     arc4py_rng_core_name,
     arc4py_rng_buf,
@@ -277,18 +272,6 @@ def fork_protection():
     if bits & ARC4PY_FORK_VDSO:
         names.append("vdso")
     return tuple(names)
-
-
-# ---- the capsule arc4py._numpy draws through ------------------------------
-
-cdef arc4py_rng_api _api
-_api.buf = arc4py_rng_buf
-_api.u32 = arc4py_rng_u32
-_api.u64 = arc4py_rng_u64
-_api.bitgen_u64 = arc4py_bitgen_u64
-_api.bitgen_u32 = arc4py_bitgen_u32
-_api.bitgen_double = arc4py_bitgen_double
-_rng_api = PyCapsule_New(&_api, ARC4PY_RNG_API_CAPSULE, NULL)
 
 
 # ---- test hooks (only in a build with ARC4PY_TEST_HOOKS=1) ----------------

@@ -4,12 +4,11 @@
 
 Loaded on first use by ``arc4py`` (numpy is needed to build arc4py, not to
 import it).  Everything here draws from the same per-thread C generator as
-``arc4py._core``: the generator's entry points come from the capsule
-``arc4py._core._rng_api``, so there is one state per OS thread whichever
+``arc4py._core``, through its C API's table (the capsule
+``arc4py._core._C_API``), so there is one state per OS thread whichever
 extension module asks.  Import the public names from ``arc4py``.
 """
 cimport numpy as cnp
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint32_t, uint64_t
 from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
 
@@ -19,16 +18,16 @@ import numpy as _np
 from numpy.random import Generator as _Generator
 from numpy.random.bit_generator import SeedlessSeedSequence as _Seedless
 
-from arc4py._core import _rng_api
+from arc4py._core import _C_API
 
 cnp.import_array()
 
-from arc4py._cdefs cimport ARC4PY_RNG_API_CAPSULE, arc4py_rng_api
-from arc4py._common cimport _fill_raw, _int_arg, _raise_os_error, _size_arg
+from arc4py._cdefs cimport arc4py_capi
+from arc4py._common cimport (_fill_raw, _generator_table, _int_arg,
+                             _raise_os_error, _size_arg)
 
 # The generator of arc4py._core; every draw below goes through it.
-cdef const arc4py_rng_api *_api = <const arc4py_rng_api *>PyCapsule_GetPointer(
-    _rng_api, ARC4PY_RNG_API_CAPSULE)
+cdef const arc4py_capi *_api = _generator_table(_C_API)
 
 
 # ---- arrays -------------------------------------------------------------------
@@ -72,7 +71,7 @@ cdef cnp.ndarray _random_array_of_shape(tuple shape, int typenum):
     for i in range(ndim):
         dims[i] = shape[i]
     out = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
-    _fill_raw(_api.buf, cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
+    _fill_raw(_api.fill, cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
     return out
 
 
@@ -232,7 +231,7 @@ cdef class BitGenerator(_NumpyBitGenerator):
         cdef tuple shape = None if size is None else _shape(size)
         with self.lock:  # as numpy's bit generators do
             if shape is None:
-                err = _api.u64(&r)
+                err = _api.random_u64(&r)
                 if err:
                     _raise_os_error(err)
                 return r if output else None

@@ -5,11 +5,10 @@
 Each is a binding Cython function taking ``self``: a method descriptor with
 vectorcall, so ``rng.random()`` costs no bound-method object, and
 ``arc4py.Random.random(self)`` works in a subclass as with any Python
-method.  They draw through the capsule ``arc4py._core._rng_api`` (the one
-per-thread generator); ``self`` holds nothing.  Import ``arc4py.Random``.
+method.  They draw through the C API's table, ``arc4py._core._C_API``
+(the one per-thread generator); ``self`` holds nothing.  Import ``arc4py.Random``.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport uint64_t
 
 cdef extern from *:
@@ -17,14 +16,13 @@ cdef extern from *:
 
 import sys as _sys
 
-from arc4py._core import _rng_api, randbelow as _randbelow_any
+from arc4py._core import _C_API, randbelow as _randbelow_any
 
-from arc4py._cdefs cimport ARC4PY_RNG_API_CAPSULE, arc4py_rng_api
-from arc4py._common cimport (_fill_raw, _raise_os_error, _size_arg,
-                             _u64_to_double)
+from arc4py._cdefs cimport arc4py_capi
+from arc4py._common cimport (_fill_raw, _generator_table, _raise_os_error,
+                             _size_arg, _u64_to_double)
 
-cdef const arc4py_rng_api *_api = <const arc4py_rng_api *>PyCapsule_GetPointer(
-    _rng_api, ARC4PY_RNG_API_CAPSULE)
+cdef const arc4py_capi *_api = _generator_table(_C_API)
 
 # Before 3.11 the stdlib's _randbelow(0) returns 0, and choice([]) relies on
 # it to raise IndexError from the indexing; from 3.11 on it is never called
@@ -37,7 +35,7 @@ cdef bint _ZERO_BELOW_GIVES_ZERO = _sys.version_info < (3, 11)
 def random(self):
     """random() -> x in the interval [0, 1), with 53 random bits."""
     cdef uint64_t r
-    cdef int err = _api.u64(&r)
+    cdef int err = _api.random_u64(&r)
     if err:
         _raise_os_error(err)
     return _u64_to_double(r)
@@ -53,13 +51,13 @@ def getrandbits(self, k):
     if bits == 0:
         return 0
     if bits <= 64:
-        err = _api.u64(&r)
+        err = _api.random_u64(&r)
         if err:
             _raise_os_error(err)
         return r >> (64 - bits)
     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
     raw = PyBytes_FromStringAndSize(NULL, nbytes)
-    _fill_raw(_api.buf, PyBytes_AS_STRING(raw), nbytes)
+    _fill_raw(_api.fill, PyBytes_AS_STRING(raw), nbytes)
     return _from_bytes(raw, "little") >> (nbytes * 8 - bits)
 
 
@@ -67,7 +65,7 @@ def randbytes(self, n):
     """Generate n random bytes."""
     cdef Py_ssize_t size = _size_arg(n, "n")
     cdef bytes out = PyBytes_FromStringAndSize(NULL, size)
-    _fill_raw(_api.buf, PyBytes_AS_STRING(out), size)
+    _fill_raw(_api.fill, PyBytes_AS_STRING(out), size)
     return out
 
 
@@ -85,7 +83,7 @@ def _randbelow(self, n):
     bound = n
     k = 64 - __builtin_clzll(bound)
     while True:
-        err = _api.u64(&r)
+        err = _api.random_u64(&r)
         if err:
             _raise_os_error(err)
         r >>= 64 - k

@@ -14,8 +14,9 @@
 # arc4random, arc4random_buf and arc4random_uniform cannot fail: if the OS
 # cannot provide entropy they print a message and abort() the process.
 # arc4random_uniform is unbiased; upper_bound 0 and 1 give 0.  fill returns 0,
-# or an errno value with buf wiped to zeros.
-from libc.stdint cimport uint32_t
+# or an errno value with buf wiped to zeros; so do random_u32 and random_u64
+# (C API version 2: ENOSYS from an older arc4py), with *out set to 0.
+from libc.stdint cimport uint32_t, uint64_t
 
 cdef extern from "arc4py/capi.h":
     # Call with the GIL held; -1 with ImportError set on failure.
@@ -27,3 +28,5 @@ cdef extern from "arc4py/capi.h" nogil:
     uint32_t arc4random_uniform "arc4py_arc4random_uniform"(
         uint32_t upper_bound) noexcept
     int fill "arc4py_fill"(void *buf, size_t n) noexcept
+    int random_u32 "arc4py_random_u32"(uint32_t *out) noexcept
+    int random_u64 "arc4py_random_u64"(uint64_t *out) noexcept

@@ -96,12 +96,43 @@ def test_capsule_table_is_versioned():
     ptr = get_pointer(_core._C_API, b"arc4py._core._C_API")
     size = ctypes.c_size_t.from_address(ptr).value
     version = ctypes.c_uint.from_address(ptr + ctypes.sizeof(ctypes.c_size_t)).value
-    assert version >= 1
-    # size and version, then four function pointers, none of them NULL.
+    assert version == 2
+    # size and version, then version 1's four function pointers and version
+    # 2's five (u32, u64 and numpy's three bitgen_t ones), none of them NULL.
     first_fn = 2 * ctypes.sizeof(ctypes.c_size_t)
-    assert size >= first_fn + 4 * ctypes.sizeof(ctypes.c_void_p)
-    fns = (ctypes.c_void_p * 4).from_address(ptr + first_fn)
+    assert size == first_fn + 9 * ctypes.sizeof(ctypes.c_void_p)
+    fns = (ctypes.c_void_p * 9).from_address(ptr + first_fn)
     assert all(fns)
+
+
+def test_arc4py_modules_draw_through_the_public_table():
+    """One way from Cython to the generator: no internal capsule is left,
+    and numpy's bit generator holds the public table's bitgen_t functions."""
+    import ctypes
+    assert not hasattr(_core, "_rng_api")
+    get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    get_pointer.restype = ctypes.c_void_p
+    get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    table = get_pointer(_core._C_API, b"arc4py._core._C_API")
+    first_fn = 2 * ctypes.sizeof(ctypes.c_size_t)
+    bitgen_fns = list((ctypes.c_void_p * 3).from_address(
+        table + first_fn + 6 * ctypes.sizeof(ctypes.c_void_p)))
+    np = pytest.importorskip("numpy", reason="numpy's bitgen_t needs numpy")
+    bitgen = arc4py.BitGenerator()
+    held = bitgen.ctypes
+    assert [ctypes.cast(fn, ctypes.c_void_p).value for fn in (
+        held.next_uint64, held.next_uint32, held.next_double)] == bitgen_fns
+    assert np.isfinite(np.random.Generator(bitgen).random())
+
+
+def test_version_2_scalars(demo):
+    """arc4py_random_u64 (the table's version-2 field): 64-bit values, each
+    bit fair, through the same generator as the rest."""
+    vals = array.array("Q", demo.u64s(20000))
+    assert len(vals) == 20000 and len(set(vals)) == 20000
+    assert max(vals) >= 2 ** 63
+    ones = sum(bin(v).count("1") for v in vals) / (64 * 20000)
+    assert ones == pytest.approx(0.5, abs=0.01)
 
 
 def test_values(demo):

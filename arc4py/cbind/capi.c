@@ -1,9 +1,11 @@
 /*
  * The functions behind arc4py's C API (arc4py/include/arc4py/capi.h): thin
  * shells over the generator's public entry points, with the BSD contract
- * (cannot fail) for three of them and an errno result for fill().  The
+ * (cannot fail) for three of them and an errno result for fill(); version
+ * 2 adds the generator's scalars and numpy's bitgen_t functions as they
+ * are.  arc4py's own Cython modules draw through this table too.  The
  * generator's fast path is inlined (arc4py/csrc/rng_hot_path.h).
- * arc4py/_core.pyx puts arc4py_capi_table_v1 into the capsule.
+ * arc4py_capi_capsule() (pyfast.c) puts arc4py_capi_provider_table into the capsule.
  */
 #define ARC4PY_CAPI_PROVIDER 1
 #include "arc4py/capi.h"
@@ -58,11 +60,16 @@ static int capi_fill(void *buf, size_t n)
     return err;
 }
 
-const arc4py_capi arc4py_capi_table_v1 = {
+const arc4py_capi arc4py_capi_provider_table = {
     sizeof(arc4py_capi),
     ARC4PY_CAPI_VERSION,
     capi_arc4random,
     capi_arc4random_buf,
     capi_arc4random_uniform,
     capi_fill,
+    arc4py_rng_u32,
+    arc4py_rng_u64,
+    arc4py_bitgen_u64,
+    arc4py_bitgen_u32,
+    arc4py_bitgen_double,
 };

@@ -231,6 +231,6 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
 /* The C API capsule (arc4py/include/arc4py/capi.h) over capi.c's table. */
 PyObject *arc4py_capi_capsule(void)
 {
-    return PyCapsule_New((void *)&arc4py_capi_table_v1, ARC4PY_CAPI_CAPSULE,
+    return PyCapsule_New((void *)&arc4py_capi_provider_table, ARC4PY_CAPI_CAPSULE,
                          NULL);
 }

@@ -1,11 +1,11 @@
-/* Glue from arc4py/_core.pyx to arc4py/csrc/pyfast.c (see there). */
+/* Glue from arc4py/_core.pyx to arc4py/cbind/pyfast.c (see there). */
 #ifndef ARC4PY_PYFAST_H
 #define ARC4PY_PYFAST_H
 #include <Python.h>
 #include "arc4py/capi.h"
 
 /* capi.c's function table: the capsule's contents. */
-extern const arc4py_capi arc4py_capi_table_v1;
+extern const arc4py_capi arc4py_capi_provider_table;
 
 /* The capsule ARC4PY_CAPI_CAPSULE over that table (new reference). */
 PyObject *arc4py_capi_capsule(void);

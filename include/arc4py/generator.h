@@ -72,26 +72,12 @@ int arc4py_rng_stir_all(void);
    every live thread state has it (the caller's state is made first). */
 unsigned arc4py_rng_fork_protection(void);
 
-/* The generator's entry points, handed to arc4py._numpy through a capsule
-   so both extension modules draw from the same per-thread states. */
-typedef struct arc4py_rng_api {
-    int (*buf)(void *buf, size_t n);
-    int (*u32)(uint32_t *out);
-    int (*u64)(uint64_t *out);
-    /* numpy bitgen_t signatures; they cannot report an error, so on an OS
-       entropy failure they print a message and abort() (see below). */
-    uint64_t (*bitgen_u64)(void *unused);
-    uint32_t (*bitgen_u32)(void *unused);
-    double (*bitgen_double)(void *unused);
-} arc4py_rng_api;
-
 /* numpy's bitgen_t functions, straight into the per-thread generator.
    A caller that cannot report errors gets abort() rather than a value
    that is not random. */
 uint64_t arc4py_bitgen_u64(void *unused);
 uint32_t arc4py_bitgen_u32(void *unused);
 double arc4py_bitgen_double(void *unused);
-#define ARC4PY_RNG_API_CAPSULE "arc4py._core._rng_api"
 
 #ifdef __cplusplus
 }

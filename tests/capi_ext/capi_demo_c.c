@@ -3,6 +3,8 @@
 #include <Python.h>
 #include "arc4py/capi.h"
 
+#include <errno.h>
+
 /* u32s(n): n arc4py_arc4random() values without the GIL, native bytes. */
 static PyObject *u32s(PyObject *self, PyObject *arg)
 {
@@ -21,6 +23,31 @@ static PyObject *u32s(PyObject *self, PyObject *arg)
     for (i = 0; i < n; i++)
         p[i] = arc4py_arc4random();
     Py_END_ALLOW_THREADS
+    return out;
+}
+
+/* u64s(n): n arc4py_random_u64() values (version 2), native bytes. */
+static PyObject *u64s(PyObject *self, PyObject *arg)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(arg), i;
+    PyObject *out;
+    uint64_t *p;
+    int err = 0;
+
+    (void)self;
+    if (n < 0)
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_ValueError, "n < 0");
+    out = PyBytes_FromStringAndSize(NULL, 8 * n);
+    if (out == NULL)
+        return NULL;
+    p = (uint64_t *)PyBytes_AS_STRING(out);
+    for (i = 0; i < n && !err; i++)
+        err = arc4py_random_u64(&p[i]);
+    if (err) {
+        Py_DECREF(out);
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
     return out;
 }
 
@@ -91,6 +118,7 @@ static PyObject *reimport(PyObject *self, PyObject *unused)
 
 static PyMethodDef methods[] = {
     {"u32s", u32s, METH_O, NULL},
+    {"u64s", u64s, METH_O, NULL},
     {"bufs", bufs, METH_VARARGS, NULL},
     {"uniforms", uniforms, METH_VARARGS, NULL},
     {"fill_into", fill_into, METH_O, NULL},

@@ -1,10 +1,10 @@
 # cython: language_level=3
 """A third-party Cython module using arc4py's C API (built by test_capi.py)."""
-from libc.stdint cimport uint32_t
+from libc.stdint cimport uint32_t, uint64_t
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 from arc4py.capi cimport (arc4random, arc4random_buf, arc4random_uniform,
-                          fill, import_arc4py)
+                          fill, import_arc4py, random_u64)
 
 import_arc4py()
 
@@ -17,6 +17,22 @@ def u32s(Py_ssize_t n):
     with nogil:
         for i in range(n):
             p[i] = arc4random()
+    return out
+
+
+def u64s(Py_ssize_t n):
+    """n random_u64() values (C API version 2), as native uint64 bytes."""
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 * n)
+    cdef uint64_t *p = <uint64_t *>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t i
+    cdef int err = 0
+    with nogil:
+        for i in range(n):
+            err = random_u64(&p[i])
+            if err:
+                break
+    if err:
+        raise OSError(err, "random_u64 failed")
     return out
 
 

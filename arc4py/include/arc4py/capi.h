@@ -28,8 +28,16 @@
  *   int      arc4py_fill(void *buf, size_t n);
  *       0, or an errno value (the OS could not provide entropy) with buf
  *       wiped to zeros.
+ *   int      arc4py_random_u32(uint32_t *out);
+ *   int      arc4py_random_u64(uint64_t *out);
+ *       (version 2) the same contract as fill(), for one number; ENOSYS
+ *       from an arc4py whose table is version 1.
  *
- * From a signal handler: all four may be called from a POSIX signal
+ * A numpy bit generator written in C can take the table's bitgen_u64,
+ * bitgen_u32 and bitgen_double (version 2: check table->size against
+ * ARC4PY_CAPI_V2_SIZE) for its bitgen_t, as arc4py.BitGenerator does.
+ *
+ * From a signal handler: the six functions above may be called from a POSIX signal
  * handler (and its nested handlers) of a thread that has drawn before
  * outside one (its state exists: making a state allocates, which a handler
  * must not).  A call that interrupts a draw of its own thread takes its
@@ -60,8 +68,9 @@ extern "C" {
 
 /* "module.attribute", as PyCapsule_Import() wants it. */
 #define ARC4PY_CAPI_CAPSULE "arc4py._core._C_API"
-/* Version 1: the four functions below. */
-#define ARC4PY_CAPI_VERSION 1
+/* Version 1: the four BSD-style functions.  Version 2 appends the
+   generator's errno-returning scalars and numpy's bitgen_t functions. */
+#define ARC4PY_CAPI_VERSION 2
 
 typedef struct arc4py_capi {
     size_t size;          /* sizeof the provider's table: grows with fields */
@@ -70,11 +79,22 @@ typedef struct arc4py_capi {
     void (*arc4random_buf)(void *buf, size_t n);
     uint32_t (*arc4random_uniform)(uint32_t upper_bound);
     int (*fill)(void *buf, size_t n);
-    /* Version 2 and later append fields here, never reorder. */
+    /* Version 2.  0, or an errno value with *out set to 0. */
+    int (*random_u32)(uint32_t *out);
+    int (*random_u64)(uint64_t *out);
+    /* numpy's bitgen_t signatures (next_uint64, next_uint32, next_double;
+       the argument is unused): they cannot report an error, so they abort()
+       with a message when the OS cannot provide entropy. */
+    uint64_t (*bitgen_u64)(void *unused);
+    uint32_t (*bitgen_u32)(void *unused);
+    double (*bitgen_double)(void *unused);
+    /* Later versions append fields here, never reorder. */
 } arc4py_capi;
 
-/* The smallest table that has every version-1 field. */
+/* The smallest table that has every version-1 field, every version-2 one. */
 #define ARC4PY_CAPI_V1_SIZE (offsetof(arc4py_capi, fill) + sizeof(void *))
+#define ARC4PY_CAPI_V2_SIZE \
+    (offsetof(arc4py_capi, bitgen_double) + sizeof(void *))
 
 /*
  * Everything below is for consumers (the provider, arc4py._core, defines
@@ -83,6 +103,7 @@ typedef struct arc4py_capi {
  */
 #ifndef ARC4PY_CAPI_PROVIDER
 #include <Python.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -168,6 +189,29 @@ static inline uint32_t arc4py_arc4random_uniform(uint32_t upper_bound)
 static inline int arc4py_fill(void *buf, size_t n)
 {
     return arc4py_capi_get()->fill(buf, n);
+}
+
+/* Version 2: ENOSYS (and *out 0) from an arc4py older than this header. */
+static inline int arc4py_random_u32(uint32_t *out)
+{
+    const arc4py_capi *t = arc4py_capi_get();
+
+    if (t->size < ARC4PY_CAPI_V2_SIZE) {
+        *out = 0;
+        return ENOSYS;
+    }
+    return t->random_u32(out);
+}
+
+static inline int arc4py_random_u64(uint64_t *out)
+{
+    const arc4py_capi *t = arc4py_capi_get();
+
+    if (t->size < ARC4PY_CAPI_V2_SIZE) {
+        *out = 0;
+        return ENOSYS;
+    }
+    return t->random_u64(out);
 }
 
 #endif /* ARC4PY_CAPI_PROVIDER */
