@@ -1,30 +1,24 @@
-# Helpers shared by arc4py/_core.pyx and arc4py/_numpy.pyx (inline, so each
-# module compiles its own copy and neither imports the other for them).
+# Helpers shared by the Cython modules (_keystream, _core, _numpy and
+# _random_methods): inline, so each module compiles its own copy and none
+# imports another for them.
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.number cimport PyNumber_Index
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.errno cimport ENOMEM
 from libc.stdint cimport uint64_t
-from libc.string cimport strerror
 
 from arc4py._cdefs cimport arc4py_capi, ARC4PY_CAPI_CAPSULE, ARC4PY_CAPI_V2_SIZE
 
-# The generator's byte-filling call: arc4py_rng_buf, or the C API's .fill.
+# The generator's calls: arc4py_rng_buf/_u64, or the C API's .fill/.random_u64.
 ctypedef int (*_buf_fn)(void *buf, size_t n) noexcept nogil
+ctypedef int (*_u64_fn)(uint64_t *out) noexcept nogil
 
-# Below this many bytes, dropping and retaking the GIL costs more than it saves.
-cdef enum:
-    NOGIL_BYTES = 1 << 14
-
-
-cdef inline int _raise_os_error(int err) except -1:
-    """Raise the error the generator's errno value ``err`` stands for."""
-    if err == ENOMEM:
-        # A new thread's state could not be mapped: memory, not entropy.
-        raise MemoryError("arc4py: no memory for this thread's generator "
-                          "state (" + strerror(err).decode("utf-8", "replace")
-                          + ")")
-    raise OSError(err, "arc4py: the OS could not provide entropy: "
-                  + strerror(err).decode("utf-8", "replace"))
+# The GIL threshold and the generator's errors, shared with the C of
+# arc4py/cbind/pyfast.c (said once, in arc4py/cbind/binding.h).
+cdef extern from "binding.h":
+    enum:
+        NOGIL_BYTES "ARC4PY_NOGIL_BYTES"
+    # Raise the error the generator's errno value ``err`` stands for.
+    int _raise_os_error "arc4py_raise_os_error"(int err) except -1
 
 
 cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
@@ -38,6 +32,26 @@ cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
     if err:
         _raise_os_error(err)
     return 0
+
+
+cdef inline object _random_bits(Py_ssize_t bits, _u64_fn u64, _buf_fn buf):
+    """An ``int`` of ``bits`` (>= 0) random bits: one ``u64`` draw up to 64,
+    else ``buf`` bytes, little-endian, with the excess high bits dropped."""
+    cdef uint64_t r
+    cdef int err
+    cdef Py_ssize_t nbytes
+    cdef bytes raw
+    if bits == 0:
+        return 0
+    if bits <= 64:
+        err = u64(&r)
+        if err:
+            _raise_os_error(err)
+        return r >> (64 - bits)
+    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
+    raw = PyBytes_FromStringAndSize(NULL, nbytes)
+    _fill_raw(buf, PyBytes_AS_STRING(raw), nbytes)
+    return int.from_bytes(raw, "little") >> (nbytes * 8 - bits)
 
 
 cdef inline double _u64_to_double(uint64_t r) noexcept nogil:

@@ -45,7 +45,7 @@ from arc4py._cdefs cimport (
     ARC4PY_CHACHA20_API_CAPSULE,
 )
 from arc4py._keystream cimport _find_core, _get_writable
-from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _int_arg,
+from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _int_arg, _random_bits,
                              _raise_os_error, _size_arg, _u64_to_double)
 
 # The cores live in arc4py._keystream alone: the generator runs them through
@@ -193,18 +193,7 @@ def arc4random_uniform(upper_bound):
 
 def randbits(k):
     """An ``int`` with ``k`` random bits (``k`` >= 0)."""
-    cdef uint64_t r
-    cdef int err
-    cdef Py_ssize_t bits = _size_arg(k, "k")
-    if bits == 0:
-        return 0
-    if bits <= 64:
-        err = arc4py_rng_u64(&r)
-        if err:
-            _raise_os_error(err)
-        return r >> (64 - bits)
-    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
-    return int.from_bytes(arc4random_buf(nbytes), "little") >> (nbytes * 8 - bits)
+    return _random_bits(_size_arg(k, "k"), arc4py_rng_u64, arc4py_rng_buf)
 
 
 def randbelow(n):

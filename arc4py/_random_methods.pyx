@@ -19,16 +19,14 @@ import sys as _sys
 from arc4py._core import _C_API, randbelow as _randbelow_any
 
 from arc4py._cdefs cimport arc4py_capi
-from arc4py._common cimport (_fill_raw, _generator_table, _raise_os_error,
-                             _size_arg, _u64_to_double)
+from arc4py._common cimport (_fill_raw, _generator_table, _random_bits,
+                             _raise_os_error, _size_arg, _u64_to_double)
 
 cdef const arc4py_capi *_api = _generator_table(_C_API)
 
 # Before 3.11 the stdlib's _randbelow(0) returns 0, and choice([]) relies on
 # it to raise IndexError from the indexing; from 3.11 on it is never called
 # with 0 (choice checks first).
-_from_bytes = int.from_bytes
-
 cdef bint _ZERO_BELOW_GIVES_ZERO = _sys.version_info < (3, 11)
 
 
@@ -43,22 +41,8 @@ def random(self):
 
 def getrandbits(self, k):
     """getrandbits(k) -> x.  Generates an int with k random bits."""
-    cdef uint64_t r
-    cdef int err
-    cdef Py_ssize_t bits = _size_arg(k, "number of bits")
-    cdef Py_ssize_t nbytes
-    cdef bytes raw
-    if bits == 0:
-        return 0
-    if bits <= 64:
-        err = _api.random_u64(&r)
-        if err:
-            _raise_os_error(err)
-        return r >> (64 - bits)
-    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
-    raw = PyBytes_FromStringAndSize(NULL, nbytes)
-    _fill_raw(_api.fill, PyBytes_AS_STRING(raw), nbytes)
-    return _from_bytes(raw, "little") >> (nbytes * 8 - bits)
+    return _random_bits(_size_arg(k, "number of bits"), _api.random_u64,
+                        _api.fill)
 
 
 def randbytes(self, n):

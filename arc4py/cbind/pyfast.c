@@ -16,50 +16,22 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <errno.h>
 #include <string.h>
 
 #include "arc4py/generator.h"
 #define ARC4PY_CAPI_PROVIDER 1
 #include "arc4py/capi.h"
+#include "binding.h"
 #include "pyfast.h"
 #include "rng_hot_path.h"
 
 
-/* arc4random_buf(n) keeps the GIL below this size (as _core.pyx does). */
-#define PYFAST_GIL_BYTES (1 << 14)
-
 enum { FAST_ARC4RANDOM, FAST_RANDOM_U32, FAST_RANDOM_U64, FAST_BUF, FAST_N };
 
-/* The Cython def each replaces, and the docstring bytes ml_doc points into:
-   both live as long as the process (the module is never unloaded). */
-static PyObject *fallback[FAST_N];
-static PyObject *doc_bytes[FAST_N];
-
-/* The error of the bindings' _raise_os_error() (arc4py/_common.pxd), word
-   for word: MemoryError when no state could be mapped, else OSError. */
-static PyObject *no_memory_error(void)
-{
-    PyErr_SetString(PyExc_MemoryError,
-                    "arc4py: no memory for the generator's state");
-    return NULL;
-}
-
+/* The error of a failed draw, as the Cython defs raise it. */
 static PyObject *entropy_error(int err)
 {
-    PyObject *args;
-
-    if (err == ENOMEM)
-        return no_memory_error();
-    args = Py_BuildValue(
-        "(iN)", err,
-        PyUnicode_FromFormat("arc4py: the OS could not provide entropy: %s",
-                             strerror(err)));
-
-    if (args != NULL) {
-        PyErr_SetObject(PyExc_OSError, args);
-        Py_DECREF(args);
-    }
+    arc4py_raise_os_error(err);
     return NULL;
 }
 
@@ -72,11 +44,9 @@ static inline int no_size(PyObject *const *args, Py_ssize_t nargs,
     return nargs == 0 || (nargs == 1 && args[0] == Py_None);
 }
 
+/* Hands the call to the Cython def (the twins table below). */
 static PyObject *slow(int which, PyObject *const *args, Py_ssize_t nargs,
-                      PyObject *kwnames)
-{
-    return PyObject_Vectorcall(fallback[which], args, (size_t)nargs, kwnames);
-}
+                      PyObject *kwnames);
 
 static PyObject *u32_call(int which, PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames)
@@ -132,7 +102,7 @@ static PyObject *fast_buf(PyObject *self, PyObject *const *args,
     if (nargs != 1 || kwnames != NULL || !PyLong_CheckExact(args[0]))
         return slow(FAST_BUF, args, nargs, kwnames);
     n = PyLong_AsSsize_t(args[0]);
-    if (n < 0 || n >= PYFAST_GIL_BYTES) {
+    if (n < 0 || n >= ARC4PY_NOGIL_BYTES) {
         /* negative, past sys.maxsize, or large: the def's own path */
         PyErr_Clear();
         return slow(FAST_BUF, args, nargs, kwnames);
@@ -148,15 +118,32 @@ static PyObject *fast_buf(PyObject *self, PyObject *const *args,
     return out;
 }
 
-#define FAST_FLAGS (METH_FASTCALL | METH_KEYWORDS)
-
-/* ml_name and ml_doc are filled in from the def being replaced. */
-static PyMethodDef defs[FAST_N] = {
-    {NULL, (PyCFunction)(void (*)(void))fast_arc4random, FAST_FLAGS, NULL},
-    {NULL, (PyCFunction)(void (*)(void))fast_random_u32, FAST_FLAGS, NULL},
-    {NULL, (PyCFunction)(void (*)(void))fast_random_u64, FAST_FLAGS, NULL},
-    {NULL, (PyCFunction)(void (*)(void))fast_buf, FAST_FLAGS, NULL},
+/*
+ * One row per fast call: its name (the Cython def it replaces), its C
+ * function, and what arc4py_pyfast_wrap() fills in: the def itself (every
+ * call the C does not serve goes there) and the docstring bytes ml_doc
+ * points into.  Both live as long as the process (never unloaded).
+ */
+static struct twin {
+    const char *name;
+    PyObject *(*fn)(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames);
+    PyObject *fallback;
+    PyObject *doc_bytes;
+    PyMethodDef def;
+} twins[FAST_N] = {
+    [FAST_ARC4RANDOM] = {"arc4random", fast_arc4random},
+    [FAST_RANDOM_U32] = {"random_u32", fast_random_u32},
+    [FAST_RANDOM_U64] = {"random_u64", fast_random_u64},
+    [FAST_BUF] = {"arc4random_buf", fast_buf},
 };
+
+static PyObject *slow(int which, PyObject *const *args, Py_ssize_t nargs,
+                      PyObject *kwnames)
+{
+    return PyObject_Vectorcall(twins[which].fallback, args, (size_t)nargs,
+                               kwnames);
+}
 
 /* Cython's embedded "name(sig)\n\nbody" docstring in CPython's form,
    "name(sig)\n--\n\nbody", so __text_signature__ and inspect work. */
@@ -198,10 +185,9 @@ static PyObject *text_signature_doc(PyObject *def_, PyObject *name)
  */
 PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
 {
-    static const char *const names[FAST_N] = {
-        "arc4random", "random_u32", "random_u64", "arc4random_buf"};
     PyObject *name = PyObject_GetAttrString(def_, "__name__"), *doc;
     const char *s = name ? PyUnicode_AsUTF8(name) : NULL;
+    struct twin *t = NULL;
     int i;
 
     if (s == NULL) {
@@ -209,9 +195,9 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
         return NULL;
     }
     for (i = 0; i < FAST_N; i++)
-        if (strcmp(s, names[i]) == 0)
-            break;
-    if (i == FAST_N || fallback[i] != NULL) {
+        if (strcmp(s, twins[i].name) == 0)
+            t = &twins[i];
+    if (t == NULL || t->fallback != NULL) {
         PyErr_Format(PyExc_RuntimeError, "no (second) fast twin for %U", name);
         Py_DECREF(name);
         return NULL;
@@ -221,11 +207,13 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
     if (doc == NULL)
         return NULL;
     Py_INCREF(def_);
-    fallback[i] = def_;
-    doc_bytes[i] = doc;
-    defs[i].ml_name = names[i];
-    defs[i].ml_doc = PyBytes_AS_STRING(doc);
-    return PyCFunction_NewEx(&defs[i], NULL, module_name);
+    t->fallback = def_;
+    t->doc_bytes = doc;
+    t->def.ml_name = t->name;
+    t->def.ml_meth = (PyCFunction)(void (*)(void))t->fn;
+    t->def.ml_flags = METH_FASTCALL | METH_KEYWORDS;
+    t->def.ml_doc = PyBytes_AS_STRING(doc);
+    return PyCFunction_NewEx(&t->def, NULL, module_name);
 }
 
 /* The C API capsule (arc4py/include/arc4py/capi.h) over capi.c's table. */

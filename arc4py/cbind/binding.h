@@ -1,0 +1,38 @@
+/*
+ * What the binding layer's C (pyfast.c) and its Cython (arc4py/_common.pxd,
+ * cimported by every module) share: said once, here.
+ */
+#ifndef ARC4PY_BINDING_H
+#define ARC4PY_BINDING_H
+#include <Python.h>
+
+#include <errno.h>
+#include <string.h>
+
+/* Requests of this many bytes or more drop the GIL while they fill; below
+   it, dropping and retaking the GIL costs more than it saves. */
+#define ARC4PY_NOGIL_BYTES (1 << 14)
+
+/* Set the exception for the generator's errno value err and return -1:
+   MemoryError when no state could be mapped for the thread, else OSError
+   (errno, message). */
+static inline int arc4py_raise_os_error(int err)
+{
+    PyObject *args;
+
+    if (err == ENOMEM) {
+        PyErr_Format(PyExc_MemoryError, "arc4py: no memory for this "
+                     "thread's generator state (%s)", strerror(err));
+        return -1;
+    }
+    args = Py_BuildValue(
+        "(iN)", err,
+        PyUnicode_FromFormat("arc4py: the OS could not provide entropy: %s",
+                             strerror(err)));
+    if (args != NULL) {
+        PyErr_SetObject(PyExc_OSError, args);
+        Py_DECREF(args);
+    }
+    return -1;
+}
+#endif
