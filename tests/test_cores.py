@@ -374,7 +374,7 @@ def test_forcing_a_core_this_cpu_cannot_run_fails_at_import(name):
 
 def test_rfc_layout_length_checked_before_allocating():
     """A stream the 32-bit counter cannot cover is a ValueError, even when
-    it is far too long to allocate (issue 11)."""
+    it is far too long to allocate."""
     with pytest.raises(ValueError, match="2\\*\\*32 - 1"):
         arc4py.chacha20_keystream(bytes(32), bytes(12), 2**38, counter=1)
     with pytest.raises(ValueError):

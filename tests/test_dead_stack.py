@@ -1,4 +1,4 @@
-"""No key that made handed-out output survives in dead stack (issue 11.1).
+"""No key that made handed-out output survives in dead stack.
 
 tests/c/dead_stack.c is built from arc4py's C sources (every
 ``arc4py/csrc/*.c``) with the flags setup.py uses.  For each core this CPU

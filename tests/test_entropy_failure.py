@@ -238,7 +238,7 @@ def test_eintr_on_stir_and_large_fill(shim, tmp_path):
     assert res["nonzero"] > 3500
 
 
-# ---- issue 11.6: no hang, memory errors named, protections per state -------
+# ---- no hang, memory errors named, protections per state ------------------
 
 def test_getrandom_returning_zero_fails_with_eio(shim, tmp_path):
     """A getrandom() that returns 0 forever (a seccomp rule can) is retried a
@@ -334,7 +334,7 @@ def test_protection_not_reported_while_a_state_lacks_it(shim, tmp_path,
     assert name in res["after"], res
 
 
-# ---- issue 11.4: stir(all_threads=True) -------------------------------------
+# ---- stir(all_threads=True) -------------------------------------------------
 
 STIR_ALL_CHILD = """
     import threading

@@ -1,4 +1,4 @@
-"""Validation and hardening (issue 6): short versions of the long runs in
+"""Validation and hardening: short versions of the long runs in
 tests/stats, tests/fuzz and tests/stress, plus entropy failures from the
 kernel's side and calls from odd moments of a thread's or process's life.
 

@@ -1,4 +1,4 @@
-"""The kernel's vDSO getrandom mixed into every refill (issue 11.5).
+"""The kernel's vDSO getrandom mixed into every refill.
 
 Whether this kernel's vDSO exports ``__vdso_getrandom`` is checked here
 independently of arc4py: the vDSO image is read from this process's memory
