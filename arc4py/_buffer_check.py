@@ -5,7 +5,7 @@ format says they hold Python objects (``"O"``).  ctypes does not always say
 so: a ``Union`` or a ``_pack_``-ed ``Structure`` holding a ``py_object``
 exports plain ``"B"``, and ``c_char_p`` / ``c_wchar_p`` are pointers that
 ctypes dereferences when the field is read.  Random bytes there crash the
-process later, so for ctypes objects (``arc4py._core`` finds them behind
+process later, so for ctypes objects (``arc4py._keystream`` finds them behind
 memoryviews and numpy arrays) the type itself is walked: fields, array
 elements, nested structures and unions, at any depth.
 

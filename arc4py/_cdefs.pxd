@@ -1,5 +1,7 @@
-# The C layers' public headers (include/arc4py/), declared once for Cython;
-# cimported by arc4py/_core.pyx and arc4py/_numpy.pyx.
+# The C layers' headers (include/arc4py/, build-internal, and the C API's
+# arc4py/include/arc4py/capi.h), declared once for Cython; cimported by
+# every Cython module (_keystream, _core, _numpy, _random_methods) and by
+# _common.pxd.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cdef extern from "arc4py/chacha20.h" nogil:
