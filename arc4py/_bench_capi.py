@@ -1,8 +1,8 @@
 """The C-level rows of ``arc4py bench --c-api``.
 
-The same rows as the Python report (``arc4random``, ``arc4random_buf(16)``
-... ``(128)``, and 4 KiB, 64 KiB and 1 MiB requests), measured as C calls in
-a compiled loop (arc4py/cbind/bench_capi.c) for:
+The rows of the Python report (arc4py/cli/sources.py), each made as C calls
+in a compiled loop (arc4py._bench_capi_c, from arc4py/cbind/bench_capi.c)
+for:
 
   arc4py   arc4py's C API (arc4py/capi.h), through its capsule
   libc     the C library's arc4random / arc4random_buf (glibc >= 2.36)
@@ -10,24 +10,30 @@ a compiled loop (arc4py/cbind/bench_capi.c) for:
   openssl  OpenSSL 3's RAND_bytes (libcrypto.so.3)
 
 each peer loaded with dlopen() in C; a library that is absent is a skipped
-column, with the reason.  MB/s = calls * bytes per call / seconds, 1 MB =
-10**6 bytes; each figure is the best of a few timed runs.
+column, with the reason.  Calibration, timing and the MB/s figure are
+arc4py/cli/timing.py's and the table is arc4py/cli/report.py's, so this
+module's table is the one ``arc4py bench --c-api`` ends with: the same
+rows, the same figures, the same ratios (against libbsd).
 
-    python -m arc4py._bench_capi [--quick] [--json]
+    python -m arc4py._bench_capi [--quick] [--duration S] [--rows IDS] [--json]
 """
 import json
 import sys
 
-MB = 10 ** 6
+from arc4py.cli import Parser, bench
+from arc4py.cli.output import write_stdout
+from arc4py.cli.sources import ROW_IDS, ROWS
+from arc4py.cli.timing import UNROLL, Progress, mb_per_s, measure_single
 
-#: (label, kind, bytes per call); kind "u32" is arc4random(), "buf" a buffer.
-ROWS = (
-    [("arc4random", "u32", 4)]
-    + [(f"arc4random_buf({n})", "buf", n) for n in range(16, 129, 16)]
-    + [("fill 4 KiB", "buf", 4 << 10), ("fill 64 KiB", "buf", 64 << 10),
-       ("fill 1 MiB", "buf", 1 << 20)]
-)
+PROG = "python -m arc4py._bench_capi"
+
+#: The C module's columns, named here too for a build without that module
+#: (every column is then skipped, with the reason).
 COLUMNS = ("arc4py", "libc", "libbsd", "openssl")
+
+#: The C module's kind of call for a row's kind: a fill is an
+#: arc4random_buf() into a buffer at the C level.
+C_KINDS = {"u32": "u32", "buf": "buf", "fill": "buf"}
 
 
 def _c_module():
@@ -39,79 +45,121 @@ def _c_module():
     return _bench_capi_c, None
 
 
-def _best_rate(cmod, column, kind, size, target, repeats):
-    """MB/s of one column and row: calibrate the call count so one run lasts
-    about ``target`` seconds, then keep the fastest of ``repeats`` runs."""
-    calls = 16
-    elapsed = cmod.time_calls(column, kind, size, calls)
-    while elapsed < target:
-        grow = 10.0 if elapsed <= 0 else min(10.0, 1.3 * target / elapsed)
-        calls = max(calls + 1, int(calls * grow))
-        elapsed = cmod.time_calls(column, kind, size, calls)
-    best = elapsed
-    for _ in range(repeats - 1):
-        best = min(best, cmod.time_calls(column, kind, size, calls))
-    return calls * size / best / MB
+def _c_calls(trips, time_calls, column, kind, size):
+    """``trips`` trips of UNROLL calls, the count timing.py's loops take,
+    made by one compiled loop with the GIL released; timing.py's clock
+    times it as it times the Python rows."""
+    time_calls(column, kind, size, trips * UNROLL)
 
 
-def measure_c_api(quick: bool = False) -> dict:
-    """Measure every row for every column.
+def c_api_duration(rows, duration=None, quick=False):
+    """Seconds per figure of the C table alone (bench.figure_duration over
+    its figures: every row for every column)."""
+    return bench.figure_duration(duration, quick, len(rows) * len(COLUMNS))
 
-    Returns ``{"columns": [name, ...], "rows": [{"label": str, "size": int,
-    "mbps": {column: float or None}}, ...], "skipped": {column: reason}}``;
-    a skipped column has ``None`` in every row.
+
+def measure_c_api(rows=None, duration=None, quick=False):
+    """Measure ``rows`` (sources.Row; default all) for every column, each
+    figure for ``duration`` seconds (default ``c_api_duration``).
+
+    Returns ``{"columns": [name, ...], "rows": [{"id": str, "label": str,
+    "size": int, "mbps": {column: float or None}}, ...], "skipped": {column:
+    reason}}``; a skipped column has ``None`` in every row.
     """
-    target, repeats = (0.01, 3) if quick else (0.05, 5)
-    skipped = {}
+    rows = list(ROWS if rows is None else rows)
+    if duration is None:
+        duration = c_api_duration(rows, quick=quick)
     cmod, why_not = _c_module()
     columns = list(COLUMNS) if cmod is None else list(cmod.columns())
+    skipped = {}
     for col in columns:
         why = why_not if cmod is None else cmod.missing(col)
         if why is not None:
             skipped[col] = why
-    rows = []
-    for label, kind, size in ROWS:
-        mbps = {}
-        for col in columns:
-            mbps[col] = (None if col in skipped else
-                         _best_rate(cmod, col, kind, size, target, repeats))
-        rows.append({"label": label, "size": size, "mbps": mbps})
-    return {"columns": columns, "rows": rows, "skipped": skipped}
+    measured = [c for c in columns if c not in skipped]
+    progress = Progress(len(rows) * len(measured))
+    out = []
+    try:
+        for row in rows:
+            mbps = dict.fromkeys(columns)
+            for col in measured:
+                def job(col=col, row=row):
+                    return _c_calls, (cmod.time_calls, col, C_KINDS[row.kind],
+                                      row.size)
+                progress.show(f"C API {col}  {row.name}")
+                calls, elapsed, _ = measure_single(job, duration)
+                mbps[col] = mb_per_s(calls, row.size, elapsed)
+                progress.step()
+            out.append({"id": row.id, "label": row.name, "size": row.size,
+                        "mbps": mbps})
+    finally:
+        progress.close()
+    return {"columns": columns, "rows": out, "skipped": skipped}
 
 
-def format_table(result: dict) -> str:
-    """The result as a text table, with arc4py's ratio to each peer."""
-    cols = result["columns"]
-    peers = [c for c in cols if c != "arc4py"]
-    head = ["C calls, MB/s"] + cols + [f"arc4py/{p}" for p in peers]
-    lines = [head]
-    for row in result["rows"]:
-        m = row["mbps"]
-        cells = [row["label"]]
-        cells += ["-" if m[c] is None else f"{m[c]:,.0f}" for c in cols]
-        for p in peers:
-            ok = m.get("arc4py") and m[p]
-            cells.append(f"{m['arc4py'] / m[p]:.1f}x" if ok else "-")
-        lines.append(cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
-    out = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                     for i, (c, w) in enumerate(zip(line, widths)))
-           for line in lines]
-    for col, why in result["skipped"].items():
-        out.append(f"skipped {col}: {why}")
-    out.append("MB/s = calls x bytes per call / seconds, 1 MB = 10**6 bytes")
-    return "\n".join(out)
+DESCRIPTION = """\
+The C-API table of `arc4py bench --c-api` alone: MB/s of the report's rows
+made as C calls in a compiled loop, for arc4py's C API beside libc's and
+libbsd's arc4random and OpenSSL's RAND_bytes (each loaded with dlopen; an
+absent one is skipped), with ratios against libbsd.
+
+MB/s = calls x bytes per call / elapsed seconds, with 1 MB = 10**6 bytes.
+"""
+
+
+def build_parser():
+    """The options: a few of ``arc4py bench``'s, with the same meaning."""
+    import argparse
+    p = Parser(prog=PROG, description=DESCRIPTION,
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="shorter measurements (an explicit --duration wins)")
+    p.add_argument("--duration", type=float, metavar="SECONDS", default=None,
+                   help=f"seconds per figure (default "
+                        f"{bench.DEFAULT_DURATION}; --quick picks a smaller "
+                        "one)")
+    p.add_argument("--rows", metavar="ID[,ID...]", default=None,
+                   help="measure only these rows: " + ", ".join(ROW_IDS))
+    p.add_argument("--json", action="store_true",
+                   help="print the figures as JSON on stdout instead of the "
+                        "table")
+    return p
+
+
+def format_c_api_run(result, duration):
+    """The table as this module prints it: what and where, then the table
+    ``arc4py bench --c-api`` ends with."""
+    import arc4py
+    from arc4py.cli.report import UNIT, format_c_api
+    return [f"arc4py {arc4py.__version__} C API bench: {UNIT}",
+            f"generator core: {arc4py.backend()}; {duration:.3g} s per "
+            f"figure", ""] + format_c_api(result)
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    result = measure_c_api(quick="--quick" in argv)
-    if "--json" in argv:
-        print(json.dumps(result, indent=2))
+    """``python -m arc4py._bench_capi``; the exit status."""
+    try:
+        args = build_parser().parse_args(
+            sys.argv[1:] if argv is None else list(argv))
+    except SystemExit as exc:  # --help and usage errors
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        rows = bench.select_rows(args.rows)
+        duration = c_api_duration(rows, args.duration, args.quick)
+        result = measure_c_api(rows=rows, duration=duration)
+    except bench.UsageError as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 2
+    except (OSError, RuntimeError, ValueError) as exc:
+        sys.stderr.write(f"{PROG}: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: interrupted\n")
+        return 130
+    if args.json:
+        write_stdout(json.dumps(result, indent=2) + "\n")
     else:
-        import arc4py
-        print(f"arc4py {arc4py.__version__}, core {arc4py.backend()}")
-        print(format_table(result))
+        write_stdout("\n".join(format_c_api_run(result, duration)) + "\n")
     return 0
 
 

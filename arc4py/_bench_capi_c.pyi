@@ -1,5 +1,5 @@
 """Stubs for arc4py._bench_capi_c, the C timing loops of arc4py bench --c-api
-(arc4py/csrc/bench_capi.c; built on Linux only)."""
+(arc4py/cbind/bench_capi.c; built on Linux only)."""
 
 def columns() -> tuple[str, ...]: ...
 def missing(column: str, /) -> str | None: ...

@@ -5,21 +5,27 @@
                      (skips off Linux, where LD_PRELOAD cannot replace it)
     child            run_child() bound to the test's tmp_path as the cwd
     hooks_build      a copy of arc4py built with ARC4PY_TEST_HOOKS=1, its root
+    capi_demo        tests/capi_ext's two extensions, built against this
+                     arc4py's C API: their directory
 """
 import functools
 import importlib.util
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import arc4py
-from helpers import LINUX, SHIM_SOURCE, build_getrandom_shim, find_cc, run_child
-
-REPO = Path(__file__).resolve().parent.parent
+from helpers import (
+    LINUX,
+    REPO,
+    SHIM_SOURCE,
+    TESTS_DIR,
+    build_getrandom_shim,
+    find_cc,
+    run_child,
+    run_python,
+)
 
 
 def pytest_report_header(config):
@@ -55,7 +61,11 @@ def child(tmp_path):
 
 @pytest.fixture(scope="session")
 def hooks_build(tmp_path_factory):
-    """A copy of arc4py built with ARC4PY_TEST_HOOKS=1; returns its root."""
+    """A copy of arc4py built with ARC4PY_TEST_HOOKS=1; returns its root.
+    Built once per session for every test that needs it (about 10-20 s).
+    Every extension but arc4py._numpy: its users need _core's hooks and
+    its capsules (the C API's and the bitgen functions'), nothing of
+    numpy's."""
     if find_cc() is None:
         pytest.skip("no C compiler to build the hooks-enabled extension")
     for mod in ("setuptools", "Cython"):
@@ -77,11 +87,30 @@ def hooks_build(tmp_path_factory):
         "_numpy*", "*.so", "__pycache__"))
     env = dict(os.environ, ARC4PY_TEST_HOOKS="1")
     env.pop("ARC4PY_SANITIZE", None)
-    proc = subprocess.run(
-        # One job: _keystream and _core both compile the chacha20 sources to
-        # the same build/temp objects, and two jobs can link a truncated one.
-        [sys.executable, "setup.py", "build_ext", "--inplace", "-q", "-j", "1"],
-        cwd=str(root), env=env, capture_output=True, text=True, timeout=600)
+    proc = run_python(
+        ["setup.py", "build_ext", "--inplace", "-q", "-j", "2"],
+        cwd=root, env=env, timeout=600)
     assert proc.returncode == 0, (
         f"hooks build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return root
+
+
+@pytest.fixture(scope="session")
+def capi_demo(tmp_path_factory):
+    """tests/capi_ext's Cython and C modules, built once per session in a
+    temporary directory against the arc4py this process imported (its
+    get_include(), as a third-party extension builds); the directory.  They
+    reach arc4py only through its capsule, so they also run on top of
+    hooks_build's copy."""
+    if find_cc() is None:
+        pytest.skip("no C compiler to build an extension against the C API")
+    pytest.importorskip("Cython", reason="Cython builds the demo extension")
+    out = tmp_path_factory.mktemp("capi_demo")
+    for f in (TESTS_DIR / "capi_ext").iterdir():
+        if f.is_file():
+            shutil.copy(f, out)
+    proc = run_python(["setup_demo.py", "build_ext", "--inplace"], cwd=out,
+                      timeout=600)
+    assert proc.returncode == 0, (
+        f"demo extensions did not build:\n{proc.stdout}\n{proc.stderr}")
+    return out

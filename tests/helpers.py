@@ -3,15 +3,21 @@ and tests/fuzz: plain functions, importable from both (``from helpers import
 ...``; a script first puts tests/ on sys.path).  The pytest fixtures built
 on them (``cc``, ``getrandom_shim``) are in conftest.py.
 
-    child_env / run_python / run_child / last_json   child interpreters
+    PYTHON / child_env / run_python / run_child / start_python / last_json
+                                                     child interpreters
     run_threads                                      threads started together
-    find_cc / build_shared / build_getrandom_shim / shim_env   C helpers
+    find_cc / zig_cc                                 C compilers
+    try_compile / compile_c / build_shared / build_program /
+    build_generator_program / build_getrandom_shim / shim_env   C builds
+    CSRC / INCLUDE / SHIM_SOURCE                     what they build from
     state_pages_kib / rss_kib / write_all            Linux process facts, pipes
     check / Failure                                  a standalone script's checks
     BUFFER_BYTES / DIRECT_BYTES / REKEY_BYTES        the generator's sizes
 """
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,11 +31,12 @@ import arc4py
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
 
 __all__ = [
-    "BUFFER_BYTES", "DIRECT_BYTES", "LINUX", "Failure", "check", "PKG_PARENT", "REKEY_BYTES",
-    "REPO", "RESEED_INTERVAL", "SHIM_SOURCE", "TESTS_DIR", "build_getrandom_shim",
-    "build_shared", "child_env", "find_cc", "last_json", "rss_kib",
-    "run_child", "run_python", "run_threads", "shim_env", "state_pages_kib",
-    "write_all",
+    "BUFFER_BYTES", "CSRC", "DIRECT_BYTES", "INCLUDE", "LINUX", "Failure", "check",
+    "PKG_PARENT", "PYTHON", "REKEY_BYTES", "REPO", "RESEED_INTERVAL", "SHIM_SOURCE",
+    "TESTS_DIR", "build_generator_program", "build_getrandom_shim", "build_program",
+    "build_shared", "child_env", "compile_c", "find_cc", "last_json", "rss_kib",
+    "run_child", "run_python", "run_threads", "shim_env", "start_python",
+    "state_pages_kib", "try_compile", "write_all", "zig_cc",
 ]
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -38,10 +45,32 @@ REPO = TESTS_DIR.parent
 #: The directory holding the arc4py package this process imported.
 PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
 LINUX = sys.platform.startswith("linux")
-#: Bytes of each refill of the buffer that key the next one (ChaCha20's
-#: 32-byte key and 8-byte nonce): small requests see BUFFER_BYTES - 40.
-REKEY_BYTES = 32 + 8
+#: The interpreter every child runs: this one.
+PYTHON = sys.executable
+#: The C cores and the C generator, and the public headers they include.
+CSRC = REPO / "arc4py" / "csrc"
+INCLUDE = REPO / "include"
 SHIM_SOURCE = TESTS_DIR / "shims" / "getrandom_shim.c"
+
+
+def _rekey_bytes():
+    # Read from the C source, so that the tests follow the generator if the
+    # key or nonce size ever changes; no guess if the define cannot be found.
+    header = CSRC / "rng_internal.h"
+    try:
+        text = header.read_text()
+    except OSError as e:
+        raise RuntimeError(f"cannot read RNG_REKEY_BYTES from {header}: {e}") from None
+    m = re.search(r"^\s*#\s*define\s+RNG_REKEY_BYTES\s+(\d+)\b", text, re.M)
+    if m is None:
+        raise RuntimeError(f"{header} no longer defines RNG_REKEY_BYTES")
+    return int(m.group(1))
+
+
+#: Bytes of each refill of the buffer that key the next one (ChaCha20's
+#: key and nonce, RNG_REKEY_BYTES in rng_internal.h): small requests see
+#: BUFFER_BYTES - REKEY_BYTES.
+REKEY_BYTES = _rekey_bytes()
 
 
 # ---- child interpreters ----------------------------------------------------
@@ -54,16 +83,20 @@ def _site_dirs():
     return {os.path.realpath(d) for d in dirs}
 
 
-def child_env(**extra):
+def child_env(*path, **extra):
     """The environment of a child interpreter that imports this same arc4py,
     from any directory: its parent directory goes first on PYTHONPATH
-    unless it is a site-packages directory already.  ``extra`` variables
-    are set; one given as None is removed (``ARC4PY_BACKEND=None``)."""
+    unless it is a site-packages directory already.  The directories
+    ``path`` go before it (a copy of arc4py there is the one the child
+    imports).  ``extra`` variables are set; one given as None is removed
+    (``ARC4PY_BACKEND=None``)."""
     env = dict(os.environ)
+    first = [str(p) for p in path]
     if os.path.realpath(PKG_PARENT) not in _site_dirs():
+        first.append(PKG_PARENT)
+    if first:
         env["PYTHONPATH"] = os.pathsep.join(
-            [PKG_PARENT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                            if p])
+            first + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     for key, value in extra.items():
         if value is None:
             env.pop(key, None)
@@ -72,23 +105,39 @@ def child_env(**extra):
     return env
 
 
+def _python_env(env, env_extra):
+    if env is None:
+        return child_env(**env_extra)
+    if env_extra:
+        return dict(env, **env_extra)
+    return env
+
+
 def run_python(argv, *, cwd=None, env=None, timeout=120, text=True,
-               **env_extra):
+               prefix=(), **env_extra):
     """``python argv...`` in this interpreter's executable, in ``cwd`` (by
     default a fresh empty directory, so that no source tree shadows the
     package) with ``env`` (default: child_env(**env_extra)); the
-    CompletedProcess with stdout and stderr captured."""
-    if env is None:
-        env = child_env(**env_extra)
-    elif env_extra:
-        env = dict(env, **env_extra)
-    cmd = [sys.executable, *map(str, argv)]
+    CompletedProcess with stdout and stderr captured.  ``prefix`` is a
+    command that starts the interpreter itself (``unshare ... sh -c``): it
+    gets the interpreter's path and ``argv`` as its arguments."""
+    env = _python_env(env, env_extra)
+    cmd = [*map(str, prefix), PYTHON, *map(str, argv)]
     if cwd is not None:
         return subprocess.run(cmd, env=env, cwd=str(cwd), capture_output=True,
                               text=text, timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="arc4py-child-") as tmp:
         return subprocess.run(cmd, env=env, cwd=tmp, capture_output=True,
                               text=text, timeout=timeout)
+
+
+def start_python(argv, *, cwd, env=None, **env_extra):
+    """``python argv...`` as run_python starts it, but not waited for: the
+    Popen, with stdout and stderr as (binary) pipes, for a test that talks
+    to the child while it runs.  The caller waits for it and kills it."""
+    return subprocess.Popen([PYTHON, *map(str, argv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_python_env(env, env_extra), cwd=str(cwd))
 
 
 def run_child(code, *args, **kwargs):
@@ -140,20 +189,67 @@ def run_threads(n, target, *, concurrent=True):
 
 # ---- C helpers ---------------------------------------------------------------------
 
-def find_cc():
-    """A C compiler on PATH (cc, gcc or clang), or None."""
-    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+def find_cc(*names):
+    """The first of the compilers ``names`` on PATH (by default any C
+    compiler: cc, gcc or clang), or None."""
+    for name in names or ("cc", "gcc", "clang"):
+        path = shutil.which(name)
+        if path is not None:
+            return path
+    return None
 
 
-def build_shared(cc, sources, out, *flags):
-    """Compile ``sources`` into the shared library ``out``; its path.  A
-    compiler error fails the calling test with the compiler's message."""
-    cmd = [cc, "-shared", "-fPIC", "-O2", *flags, "-o", str(out),
-           *map(str, sources)]
+def zig_cc():
+    """The command of zig's C compiler (``python -m ziglang cc``, from PyPI's
+    ziglang), which cross-compiles for every target; None when ziglang is
+    not installed."""
+    if importlib.util.find_spec("ziglang") is None:
+        return None
+    return [PYTHON, "-m", "ziglang", "cc"]
+
+
+def _cc_command(cc):
+    # A compiler is a path, or a command of several words (zig_cc()).
+    return [cc] if isinstance(cc, (str, os.PathLike)) else list(cc)
+
+
+def try_compile(cc, code, *flags, out=None):
+    """Compile the C source text ``code`` with ``flags``: only checked
+    (-fsyntax-only) or, given ``out``, linked into that program.  The
+    CompletedProcess, whatever the outcome: for probing what a compiler
+    can do here before a test relies on it."""
+    cmd = [*_cc_command(cc), *flags, "-x", "c", "-"]
+    cmd += ["-fsyntax-only"] if out is None else ["-o", str(out)]
+    return subprocess.run([str(c) for c in cmd], input=code,
+                          capture_output=True, text=True)
+
+
+def compile_c(cc, *args):
+    """Run the compiler ``cc`` (a path, or a command such as zig_cc()) with
+    ``args``; the CompletedProcess.  A compiler error fails the calling
+    test with the command and the compiler's message."""
+    cmd = [str(c) for c in [*_cc_command(cc), *args]]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, (
         f"{' '.join(cmd)} failed:\n{proc.stdout}{proc.stderr}")
+    return proc
+
+
+def build_shared(cc, sources, out, *flags):
+    """Compile ``sources`` into the shared library ``out``; its path.
+    ``flags`` follow its own -O2, so an -O among them wins.  A compiler
+    error fails the calling test with the compiler's message."""
+    compile_c(cc, "-shared", "-fPIC", "-O2", *flags, "-o", out, *sources)
     return str(out)
+
+
+def build_program(cc, sources, exe, *flags):
+    """Build the C program ``exe`` from ``sources`` with ``flags``, the
+    project's headers (include/ and arc4py/csrc/) and threads; its path.
+    A compiler error fails the calling test with the compiler's message."""
+    compile_c(cc, *flags, "-I", INCLUDE, "-I", CSRC, *sources,
+              "-o", exe, "-pthread")
+    return str(exe)
 
 
 def build_generator_program(cc, program, exe, *flags):
@@ -161,13 +257,9 @@ def build_generator_program(cc, program, exe, *flags):
     the cores and the generator (arc4py/csrc/*.c, so renamed or added files
     need no change here) into ``exe``; its path.  A compiler error fails the
     calling test with the compiler's message."""
-    csrc = REPO / "arc4py" / "csrc"
-    cmd = [cc, "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", *flags,
-           "-I", str(REPO / "include"), "-I", str(csrc),
-           *map(str, sorted(csrc.glob("*.c"))), str(program),
-           "-o", str(exe), "-lpthread"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{program} did not build:\n{proc.stderr}"
+    compile_c(cc, "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", *flags,
+              "-I", INCLUDE, "-I", CSRC, *sorted(CSRC.glob("*.c")), program,
+              "-o", exe, "-lpthread")
     return str(exe)
 
 

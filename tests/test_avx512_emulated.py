@@ -15,12 +15,11 @@ import json
 import os
 import platform
 import random
-import shutil
-import subprocess
 
 import pytest
 
 import arc4py
+from helpers import build_shared, try_compile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
@@ -42,37 +41,29 @@ COUNTERS = (
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory):
+def lib(request, tmp_path_factory):
     """The emulated avx512 core and the generic core, built with cc."""
     if platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("the avx512 core is x86-64 only")
     if "avx2" not in arc4py.backends():
         pytest.skip("this CPU cannot run the avx2 core, which runs the "
                     "emulated avx512 core's tails")
-    cc = shutil.which("cc")
-    if cc is None:
-        pytest.skip("no C compiler: cc is not on PATH")
+    # Asked for only now: where the core cannot run, the skip says so, not
+    # that a compiler is missing.
+    cc = request.getfixturevalue("cc")
     tmp = tmp_path_factory.mktemp("avx512_emulated")
-    probe = tmp / "probe.c"
-    probe.write_text("#include <simde/x86/avx512.h>\n")
-    if subprocess.run([cc, "-fsyntax-only", str(probe)],
-                      capture_output=True).returncode != 0:
+    if try_compile(cc, "#include <simde/x86/avx512.h>\n").returncode != 0:
         pytest.skip("SIMDe headers missing: cc cannot include "
                     "<simde/x86/avx512.h> (install libsimde-dev)")
 
-    path = tmp / "libchacha20_avx512_emulated.so"
-    cmd = [cc, "-O1", "-shared", "-fPIC", "-DARC4PY_EMULATE_AVX512",
-           "-I" + INCLUDE, "-I" + CSRC,
-           os.path.join(CSRC, "chacha20_avx512.c"),
-           os.path.join(CSRC, "chacha20_avx2.c"),
-           os.path.join(CSRC, "chacha20_generic.c"),
-           "-o", str(path)]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    if built.returncode != 0:
-        pytest.fail(f"building the emulated core failed:\n{' '.join(cmd)}\n"
-                    f"{built.stderr}")
+    path = build_shared(
+        cc, [os.path.join(CSRC, "chacha20_avx512.c"),
+             os.path.join(CSRC, "chacha20_avx2.c"),
+             os.path.join(CSRC, "chacha20_generic.c")],
+        tmp / "libchacha20_avx512_emulated.so",
+        "-O1", "-DARC4PY_EMULATE_AVX512", "-I" + INCLUDE, "-I" + CSRC)
 
-    dll = ctypes.CDLL(str(path))
+    dll = ctypes.CDLL(path)
     for name in ("arc4py_chacha20_blocks_avx512",
                  "arc4py_chacha20_blocks_generic"):
         fn = getattr(dll, name)

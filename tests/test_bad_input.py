@@ -2,15 +2,12 @@
 edge cases next to them."""
 import array
 import mmap
-import os
 import platform
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 import arc4py
+from helpers import run_child
 
 KEY = bytes(range(32))
 NONCE8 = bytes(8)
@@ -438,14 +435,9 @@ def test_keystream_rfc_counter_overflow():
 # ---- ARC4PY_BACKEND at import ----------------------------------------------
 
 def _import_with_backend(value, tmp_path):
-    env = dict(os.environ, ARC4PY_BACKEND=value)
-    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
-    return subprocess.run(
-        [sys.executable, "-c", "import arc4py; print(arc4py.backend()); "
-         "print(len(arc4py.arc4random_buf(5000)))"],
-        env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    return run_child("import arc4py; print(arc4py.backend()); "
+                     "print(len(arc4py.arc4random_buf(5000)))",
+                     cwd=tmp_path, ARC4PY_BACKEND=value)
 
 
 def test_env_backend_bogus(tmp_path):

@@ -1,14 +1,12 @@
 """arc4py's C API (arc4py/capi.pxd, arc4py/include/arc4py/capi.h), used the
 way a third-party extension uses it: tests/capi_ext/ holds a Cython module
-and a C module, built here against the *installed* arc4py with setuptools
-and ``include_dirs=[arc4py.get_include()]``.
+and a C module, built (once per session, by conftest.py's capi_demo) against
+the *installed* arc4py with setuptools and
+``include_dirs=[arc4py.get_include()]``.
 """
 import array
 import errno
-import os
-import shutil
 import signal
-import subprocess
 import sys
 import textwrap
 import threading
@@ -18,58 +16,25 @@ import pytest
 
 import arc4py
 from arc4py import _core
+from helpers import child_env, run_child, run_python
 
-HERE = Path(__file__).resolve().parent
-DEMO_SOURCES = HERE / "capi_ext"
 ABORT_MESSAGE = "arc4py: the OS could not provide entropy"
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the LD_PRELOAD entropy shim is Linux-only")
 
 
-def _cc():
-    return shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-
-
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory):
-    """The demo extensions, built once in a temporary directory."""
-    if _cc() is None:
-        pytest.skip("no C compiler to build an extension against the C API")
-    pytest.importorskip("Cython", reason="Cython builds the demo extension")
-    out = tmp_path_factory.mktemp("capi_demo")
-    for f in DEMO_SOURCES.iterdir():
-        if f.is_file():
-            shutil.copy(f, out)
-    proc = subprocess.run(
-        [sys.executable, "setup_demo.py", "build_ext", "--inplace"],
-        cwd=str(out), env=_child_env(), capture_output=True, text=True,
-        timeout=600)
-    assert proc.returncode == 0, (
-        f"demo extensions did not build:\n{proc.stdout}\n{proc.stderr}")
-    return out
-
-
 @pytest.fixture(scope="module", params=["cython", "c"])
-def demo(request, demo_dir):
-    """The Cython-built and the C-built demo module, in turn."""
-    sys.path.insert(0, str(demo_dir))
+def demo(request, capi_demo):
+    """The Cython-built and the C-built demo module (conftest.py's capi_demo
+    builds them once), in turn."""
+    sys.path.insert(0, str(capi_demo))
     try:
         name = {"cython": "capi_demo_cy", "c": "capi_demo_c"}[request.param]
         mod = __import__(name)
     finally:
-        sys.path.remove(str(demo_dir))
+        sys.path.remove(str(capi_demo))
     return mod
-
-
-def _child_env(*extra):
-    env = dict(os.environ)
-    # The arc4py this process imported, whatever the current directory.
-    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(p) for p in extra] + [pkg_parent]
-        + [p for p in [env.get("PYTHONPATH")] if p])
-    return env
 
 
 def u32(raw):
@@ -217,13 +182,12 @@ def test_c_and_python_draws_interleaved_never_repeat(demo):
     assert len(seen) == n
 
 
-def test_c_calls_draw_the_calling_threads_stream(demo_dir, hooks_build, tmp_path):
+def test_c_calls_draw_the_calling_threads_stream(capi_demo, hooks_build, tmp_path):
     """The next C draw is exactly the next unread bytes of the thread's
     buffer that Python calls use: one stream, not a second generator.
-    (Run on the test-hooks build of test_reseed_and_erasure.py, which can
-    show a thread's buffer; the demo modules reach it through the capsule.)"""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(hooks_build), str(demo_dir)]))
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+    (Run on conftest.py's test-hooks build, which can show a thread's
+    buffer; the demo modules reach it through the capsule.)"""
+    proc = run_child("""
         import arc4py, capi_demo_c, capi_demo_cy
         from arc4py import _core
         ok = []
@@ -238,32 +202,28 @@ def test_c_calls_draw_the_calling_threads_stream(demo_dir, hooks_build, tmp_path
             ok.append(mod.u32s(1) == ahead[16:20])
             ok.append(arc4py.arc4random_buf(8) == ahead[20:28])
         print(arc4py.__file__, ok)
-    """)], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    """, cwd=tmp_path, env=child_env(hooks_build, capi_demo))
     assert proc.returncode == 0, proc.stderr
     path, ok = proc.stdout.split(" ", 1)
     assert path.startswith(str(hooks_build))
     assert ok.strip() == str([True] * 6)
 
 
-def test_reimport_is_harmless(demo_dir):
-    sys.path.insert(0, str(demo_dir))
+def test_reimport_is_harmless(capi_demo):
+    sys.path.insert(0, str(capi_demo))
     try:
         import capi_demo_c
     finally:
-        sys.path.remove(str(demo_dir))
+        sys.path.remove(str(capi_demo))
     assert capi_demo_c.reimport() is None
 
 
-def _run(code, demo_dir, **env_extra):
-    env = _child_env(demo_dir)
-    env.update(env_extra)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                          cwd=str(demo_dir), env=env, capture_output=True,
-                          text=True, timeout=120)
+def _run(code, capi_demo, **env_extra):
+    return run_child(code, cwd=capi_demo, env=child_env(capi_demo, **env_extra))
 
 
 @pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
-def test_import_error_when_arc4py_cannot_be_imported(demo_dir, mod):
+def test_import_error_when_arc4py_cannot_be_imported(capi_demo, mod):
     proc = _run(f"""
         import sys
         sys.modules["arc4py"] = None              # arc4py cannot be imported
@@ -271,13 +231,13 @@ def test_import_error_when_arc4py_cannot_be_imported(demo_dir, mod):
             import {mod}
         except ImportError as e:
             print("ImportError", e)
-    """, demo_dir)
+    """, capi_demo)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ImportError"), proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
-def test_import_error_for_a_too_old_table(demo_dir, tmp_path, mod):
+def test_import_error_for_a_too_old_table(capi_demo, tmp_path, mod):
     """A provider whose table lacks a field this header needs is refused."""
     fake = tmp_path / "arc4py"
     fake.mkdir()
@@ -292,13 +252,12 @@ def test_import_error_for_a_too_old_table(demo_dir, tmp_path, mod):
         new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
         _C_API = new(ctypes.addressof(_table), _name, None)
     """))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(demo_dir)]))
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+    proc = run_child(f"""
         try:
             import {mod}
         except ImportError as e:
             print("ImportError", e)
-    """)], cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=120)
+    """, cwd=tmp_path, env=child_env(tmp_path, capi_demo))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ImportError") and "too small" in proc.stdout
 
@@ -311,12 +270,12 @@ def shim(getrandom_shim):
 
 @linux_only
 @pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
-def test_fill_reports_errno_and_wipes(demo_dir, shim, mod):
+def test_fill_reports_errno_and_wipes(capi_demo, shim, mod):
     proc = _run(f"""
         import {mod} as m
         small, big = bytearray(b"\\xaa" * 64), bytearray(b"\\xaa" * (3 << 20))
         print(m.fill_into(small), m.fill_into(big), any(small), any(big))
-    """, demo_dir, LD_PRELOAD=shim, GETRANDOM_SHIM="eperm",
+    """, capi_demo, LD_PRELOAD=shim, GETRANDOM_SHIM="eperm",
         GETRANDOM_SHIM_CALLER="arc4py")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [str(errno.EPERM), str(errno.EPERM),
@@ -326,11 +285,11 @@ def test_fill_reports_errno_and_wipes(demo_dir, shim, mod):
 @linux_only
 @pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
 @pytest.mark.parametrize("call", ["u32s(1)", "bufs(16, 1)", "uniforms(10, 1)"])
-def test_cannot_fail_calls_abort_on_entropy_failure(demo_dir, shim, mod, call):
+def test_cannot_fail_calls_abort_on_entropy_failure(capi_demo, shim, mod, call):
     proc = _run(f"""
         import {mod} as m
         print("returned", m.{call})
-    """, demo_dir, LD_PRELOAD=shim, GETRANDOM_SHIM="eperm",
+    """, capi_demo, LD_PRELOAD=shim, GETRANDOM_SHIM="eperm",
         GETRANDOM_SHIM_CALLER="arc4py")
     assert proc.returncode == -signal.SIGABRT, proc.stdout + proc.stderr
     assert "returned" not in proc.stdout
@@ -339,7 +298,7 @@ def test_cannot_fail_calls_abort_on_entropy_failure(demo_dir, shim, mod, call):
 
 @linux_only
 @pytest.mark.parametrize("mod", ["capi_demo_cy", "capi_demo_c"])
-def test_cannot_fail_calls_abort_naming_memory_when_no_state(demo_dir, shim, mod):
+def test_cannot_fail_calls_abort_naming_memory_when_no_state(capi_demo, shim, mod):
     """No memory for a new thread's state: abort, and say that, not
     "entropy"."""
     proc = _run(f"""
@@ -350,7 +309,7 @@ def test_cannot_fail_calls_abort_naming_memory_when_no_state(demo_dir, shim, mod
             shim.shim_fail_mmap(1)
             print("returned", m.u32s(1), flush=True)
         t = threading.Thread(target=worker); t.start(); t.join()
-    """, demo_dir, LD_PRELOAD=shim, GETRANDOM_SHIM_CALLER="arc4py")
+    """, capi_demo, LD_PRELOAD=shim, GETRANDOM_SHIM_CALLER="arc4py")
     assert proc.returncode == -signal.SIGABRT, proc.stdout + proc.stderr
     assert "returned" not in proc.stdout
     assert "no memory could be mapped for this thread's generator state" in proc.stderr
@@ -405,7 +364,7 @@ def test_fast_u32_errors_are_the_defs():
 @pytest.fixture(scope="module")
 def c_api_report():
     from arc4py import _bench_capi
-    return _bench_capi.measure_c_api(quick=True)
+    return _bench_capi.measure_c_api(duration=0.005)
 
 
 def test_bench_c_api_shape(c_api_report):
@@ -435,9 +394,8 @@ def test_bench_c_api_shape(c_api_report):
 
 def test_bench_c_api_printout(tmp_path):
     # (not from the checkout, whose uncompiled arc4py/ would shadow the build)
-    proc = subprocess.run([sys.executable, "-m", "arc4py._bench_capi", "--quick"],
-                          cwd=str(tmp_path), env=_child_env(), capture_output=True,
-                          text=True, timeout=300)
+    proc = run_python(["-m", "arc4py._bench_capi", "--quick", "--duration",
+                       "0.005"], cwd=tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "arc4random_buf(16)" in proc.stdout and "fill 1 MiB" in proc.stdout
-    assert "arc4py/libbsd" in proc.stdout
+    assert "C API, MB/s from C calls" in proc.stdout and "libbsd" in proc.stdout

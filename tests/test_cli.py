@@ -9,7 +9,6 @@ timings.
 import importlib.util
 import json
 import string
-import subprocess
 import sys
 import types
 
@@ -19,7 +18,7 @@ import arc4py
 from arc4py.__main__ import main, parse_count
 from arc4py.cli import report
 from arc4py.cli.bytes import DIRECT_BYTES, MAX_REQUEST_SIZE
-from helpers import child_env, run_child, run_python
+from helpers import child_env, run_child, run_python, start_python
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 # the fastest core in a child with no ARC4PY_BACKEND
@@ -165,11 +164,8 @@ def test_bytes_bad_request_size(bad):
 
 @pytest.mark.parametrize("extra", [[], ["--hex"], ["--request-size", "16"]])
 def test_endless_stream_into_a_closed_pipe(extra, tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "arc4py", "bytes", "-",
-                             *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=child_env(ARC4PY_BACKEND=None),
-                            cwd=str(tmp_path))
+    proc = start_python(["-m", "arc4py", "bytes", "-", *extra], cwd=tmp_path,
+                        ARC4PY_BACKEND=None)
     try:
         head = proc.stdout.read(100)
         proc.stdout.close()          # the reader goes away, like head -c 100
@@ -345,23 +341,31 @@ FAKE_C_API = {
 TINY = ["--rows", "fill4k", "--duration", "0.005", "--threads", "1"]
 
 
-@pytest.fixture
-def fake_c_api(monkeypatch):
-    calls = []
-
-    def measure_c_api(quick=False):
-        calls.append(quick)
-        return json.loads(json.dumps(FAKE_C_API))
-
+def fake_module(monkeypatch, measure_c_api):
+    """A stand-in arc4py._bench_capi: ``measure_c_api`` and the columns."""
     module = types.ModuleType("arc4py._bench_capi")
     module.measure_c_api = measure_c_api
+    module.COLUMNS = tuple(FAKE_C_API["columns"])
     monkeypatch.setitem(sys.modules, "arc4py._bench_capi", module)
+
+
+@pytest.fixture
+def fake_c_api(monkeypatch):
+    """The fake's calls: (row ids, seconds per figure) of each."""
+    calls = []
+
+    def measure_c_api(rows=None, duration=None, quick=False):
+        calls.append(([r.id for r in rows], duration))
+        return json.loads(json.dumps(FAKE_C_API))
+
+    fake_module(monkeypatch, measure_c_api)
     return calls
 
 
 def test_c_api_table(fake_c_api, capsys):
     assert main(["bench", "--c-api", "--quick", *TINY]) == 0
-    assert fake_c_api == [True]
+    # the report's rows and seconds per figure (an explicit one wins)
+    assert fake_c_api == [(["fill4k"], 0.005)]
     out = capsys.readouterr().out
     assert "fill 4 KiB" in out          # the Python-level report comes first
     lines = out[out.index("C API"):].splitlines()
@@ -377,10 +381,17 @@ def test_c_api_table(fake_c_api, capsys):
 
 def test_c_api_json(fake_c_api, capsys):
     assert main(["bench", "--c-api", "--json", *TINY]) == 0
-    assert fake_c_api == [False]
+    assert fake_c_api == [(["fill4k"], 0.005)]
     out = json.loads(capsys.readouterr().out)
     assert out["c_api"] == FAKE_C_API
     assert out["figures"]
+
+
+def test_c_api_quick_shares_the_seconds_per_figure(fake_c_api, capsys):
+    assert main(["bench", "--c-api", "--quick", "--json", "--rows", "buf16",
+                 "--threads", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert fake_c_api == [(["buf16"], out["duration"])]
 
 
 def test_c_api_without_libbsd_has_no_ratios():
@@ -413,12 +424,10 @@ def test_c_api_missing_is_a_clear_error(monkeypatch, capsys):
 
 
 def test_c_api_failure_is_reported(monkeypatch, capsys):
-    def measure_c_api(quick=False):
+    def measure_c_api(rows=None, duration=None, quick=False):
         raise OSError("dlopen: libarc4py_capi.so: cannot open shared object")
 
-    module = types.ModuleType("arc4py._bench_capi")
-    module.measure_c_api = measure_c_api
-    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", module)
+    fake_module(monkeypatch, measure_c_api)
     assert main(["bench", "--c-api", *TINY]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""

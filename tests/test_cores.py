@@ -11,16 +11,15 @@ import os
 import platform
 import random
 import re
-import shutil
 import struct
 import subprocess
-import sys
 import sysconfig
 
 import pytest
 
 import arc4py
 from arc4py import _core
+from helpers import build_program, compile_c, run_child, try_compile
 
 cryptography = pytest.importorskip(
     "cryptography", reason="the cryptography package is the independent "
@@ -143,20 +142,14 @@ def test_misaligned_output_with_guards(core, offset):
 # ---- each core from C: guards, every length, carries, registers -------------
 
 @pytest.fixture(scope="module")
-def core_check(tmp_path_factory):
+def core_check(cc, tmp_path_factory):
     """tests/c/core_check.c built with every chacha20_*.c source."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler: cc is not on PATH")
-    exe = tmp_path_factory.mktemp("core_check") / "core_check"
-    cmd = [cc, "-O2", "-I" + INCLUDE, "-I" + CSRC,
-           os.path.join(HERE, "c", "core_check.c")]
-    cmd += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
-                  if f.startswith("chacha20_") and f.endswith(".c"))
-    cmd += ["-o", str(exe), "-pthread"]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
-    return exe
+    sources = [os.path.join(HERE, "c", "core_check.c")]
+    sources += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
+                      if f.startswith("chacha20_") and f.endswith(".c"))
+    return build_program(cc, sources,
+                         tmp_path_factory.mktemp("core_check") / "core_check",
+                         "-O2")
 
 
 def rfc_vector_lines():
@@ -174,14 +167,11 @@ def test_core_from_c(core, core_check):
     assert "ok" in run.stdout
 
 
-def test_c_sources_compile_clean():
+def test_c_sources_compile_clean(cc):
     """Every C file of the package (cores, dispatch, generator, and the
     binding layer's C) compiles clean with -Wall -Wextra -Werror, also with
     the test hooks and with -DARC4PY_NO_<ISA> switches (which drop rows of
     the table of cores)."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler: cc is not on PATH")
     cbind = os.path.join(os.path.dirname(CSRC), "cbind")
     sources = sorted(os.path.join(d, f) for d in (CSRC, cbind)
                      for f in os.listdir(d) if f.endswith(".c"))
@@ -193,10 +183,8 @@ def test_c_sources_compile_clean():
     for extra in ([], ["-DARC4PY_NO_AVX512", "-DARC4PY_NO_NEON"],
                   ["-DARC4PY_TEST_HOOKS=1"]):
         for src in sources:
-            cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
-                   *includes, *extra, src]
-            done = subprocess.run(cmd, capture_output=True, text=True)
-            assert done.returncode == 0, f"{src}:\n{done.stderr}"
+            compile_c(cc, "-O2", "-Wall", "-Wextra", "-Werror", "-fsyntax-only",
+                      *includes, *extra, src)
 
 
 LIST_CORES = r"""
@@ -227,12 +215,11 @@ def test_left_out_cores_leave_the_table(cc, tmp_path, left_out):
     src = tmp_path / "list_cores.c"
     src.write_text(LIST_CORES)
     exe = tmp_path / "list_cores"
-    cmd = [cc, "-O1", "-I" + INCLUDE, "-I" + CSRC, str(src), "-o", str(exe)]
-    cmd += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
-                  if f.startswith("chacha20_") and f.endswith(".c"))
-    cmd += [f"-DARC4PY_NO_{isa.upper()}" for isa in left_out]
-    built = subprocess.run(cmd, capture_output=True, text=True)
-    assert built.returncode == 0, built.stderr
+    sources = [str(src)] + sorted(
+        os.path.join(CSRC, f) for f in os.listdir(CSRC)
+        if f.startswith("chacha20_") and f.endswith(".c"))
+    build_program(cc, sources, exe, "-O1",
+                  *[f"-DARC4PY_NO_{isa.upper()}" for isa in left_out])
     out = dict(line.split(": ", 1) for line in subprocess.run(
         [str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
         if line)
@@ -246,9 +233,9 @@ def test_left_out_cores_leave_the_table(cc, tmp_path, left_out):
 def test_avx512_cannot_be_built_without_avx2(cc, tmp_path):
     """Its tails run on the avx2 core: a build keeping one, not the other,
     stops at compile time (setup.py leaves out both together)."""
-    done = subprocess.run(
-        [cc, "-fsyntax-only", "-I" + INCLUDE, "-I" + CSRC, "-DARC4PY_NO_AVX2",
-         os.path.join(CSRC, "chacha20_avx512.c")], capture_output=True, text=True)
+    with open(os.path.join(CSRC, "chacha20_avx512.c")) as f:
+        done = try_compile(cc, f.read(), "-I" + INCLUDE, "-I" + CSRC,
+                           "-DARC4PY_NO_AVX2")
     assert done.returncode != 0
     assert "keep both or neither" in done.stderr
 
@@ -364,9 +351,7 @@ def test_known_names_come_from_the_c_table():
 def test_forcing_a_core_this_cpu_cannot_run_fails_at_import(name):
     if name in RUNNABLE:
         pytest.skip(f"this CPU runs {name}")
-    env = dict(os.environ, ARC4PY_BACKEND=name)
-    run = subprocess.run([sys.executable, "-c", "import arc4py"], env=env,
-                         capture_output=True, text=True, cwd="/", timeout=60)
+    run = run_child("import arc4py", timeout=60, ARC4PY_BACKEND=name)
     assert run.returncode != 0
     assert "ValueError" in run.stderr
     assert "generic" in run.stderr  # names the valid ones

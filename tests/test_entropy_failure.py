@@ -17,7 +17,7 @@ import pytest
 
 import arc4py
 from entropy_calls import CHILD_SOURCE, check_all_failed
-from helpers import BUFFER_BYTES, REKEY_BYTES
+from helpers import BUFFER_BYTES, REKEY_BYTES, last_json, run_python, shim_env
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="LD_PRELOAD shim is Linux-only")
@@ -30,22 +30,9 @@ def shim(getrandom_shim):
     return str(getrandom_shim)
 
 
-def run_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):
+def shim_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):
     """Run ``preamble`` + ``code`` in a fresh interpreter under the shim;
     return the JSON of its last line of output."""
-    env = dict(os.environ)
-    # The same arc4py this process imported, whatever the current directory.
-    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
-    env["LD_PRELOAD"] = shim_path
-    env["SHIM_PATH"] = shim_path
-    env.pop("GETRANDOM_SHIM", None)
-    env.pop("GETRANDOM_SHIM_CALLER", None)
-    if mode is not None:
-        env["GETRANDOM_SHIM"] = mode
-    if caller is not None:
-        env["GETRANDOM_SHIM_CALLER"] = caller
     prelude = textwrap.dedent("""
         import ctypes, json, os, sys
         SHIM = ctypes.CDLL(os.environ["SHIM_PATH"])
@@ -53,21 +40,14 @@ def run_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):
         SHIM.getrandom_shim_eintr_left.restype = ctypes.c_long
         SHIM.getrandom_shim_set.argtypes = [ctypes.c_char_p]
     """)
-    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(preamble)
-                           + textwrap.dedent(code)],
-                          env=env, cwd=str(tmp_path), capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, (
-        f"child failed ({proc.returncode}):\nstdout:\n{proc.stdout}\n"
-        f"stderr:\n{proc.stderr}")
-    lines = proc.stdout.strip().splitlines()
-    assert lines, f"child printed nothing; stderr:\n{proc.stderr}"
-    return json.loads(lines[-1])
+    source = prelude + textwrap.dedent(preamble) + textwrap.dedent(code)
+    return last_json(run_python(["-c", source], cwd=tmp_path,
+                                **shim_env(shim_path, mode, caller)))
 
 
 def test_import_succeeds_under_failing_getrandom(shim, tmp_path):
     """Seeding is lazy: importing arc4py asks the OS for nothing."""
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         print(json.dumps({"backend": arc4py.backend(),
                           "backends": list(arc4py.backends()),
@@ -78,7 +58,7 @@ def test_import_succeeds_under_failing_getrandom(shim, tmp_path):
 
 
 def test_import_succeeds_when_whole_process_sees_eperm(shim, tmp_path):
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         print(json.dumps({"backend": arc4py.backend()}))
     """, shim, tmp_path, mode="eperm")
@@ -88,7 +68,7 @@ def test_import_succeeds_when_whole_process_sees_eperm(shim, tmp_path):
 @pytest.mark.parametrize("caller", ["arc4py", None],
                          ids=["arc4py-calls", "every-call"])
 def test_eperm_every_output_call_raises(shim, tmp_path, caller):
-    res = run_child("""
+    res = shim_child("""
         first = attempt_all()
         second = attempt_all()          # nothing later either
         print(json.dumps({"first": first, "second": second,
@@ -102,7 +82,7 @@ def test_eperm_every_output_call_raises(shim, tmp_path, caller):
 
 def test_eperm_in_a_new_thread(shim, tmp_path):
     """A thread's first state is seeded lazily too, and fails closed."""
-    res = run_child("""
+    res = shim_child("""
         import threading
         box = {}
         t = threading.Thread(target=lambda: box.update(attempt_all()))
@@ -122,7 +102,7 @@ def test_failure_after_seeding_wipes_partial_output(shim, tmp_path):
     """Seeded while getrandom works; then it starts failing.  A large fill
     that must reseed part-way fails and leaves the target all zero, and small
     draws stop once the state is stale (at most 1 MiB after the last seed)."""
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         arc4py.stir()                                  # seed now: since = 0
         for _ in range(700):                           # 700 KiB, < 768 KiB
@@ -181,7 +161,7 @@ def test_failure_after_seeding_wipes_partial_output(shim, tmp_path):
 
 
 def test_enosys_falls_back_to_dev_urandom(shim, tmp_path):
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         a = [arc4py.arc4random_buf(16).hex() for _ in range(100)]
         arc4py.stir()
@@ -198,7 +178,7 @@ def test_enosys_falls_back_to_dev_urandom(shim, tmp_path):
 
 
 def test_enosys_for_the_whole_process(shim, tmp_path):
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         print(json.dumps({"x": [arc4py.arc4random() for _ in range(50)]}))
     """, shim, tmp_path, mode="enosys")
@@ -207,7 +187,7 @@ def test_enosys_for_the_whole_process(shim, tmp_path):
 
 @pytest.mark.parametrize("n", [1, 7, 50])
 def test_eintr_is_retried(shim, tmp_path, n):
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         x = arc4py.arc4random_buf(32)
         y = arc4py.arc4random_buf(32)
@@ -221,7 +201,7 @@ def test_eintr_is_retried(shim, tmp_path, n):
 
 
 def test_eintr_on_stir_and_large_fill(shim, tmp_path):
-    res = run_child("""
+    res = shim_child("""
         import arc4py
         arc4py.arc4random()
         SHIM.getrandom_shim_set(b"eintr:3")
@@ -244,7 +224,7 @@ def test_getrandom_returning_zero_fails_with_eio(shim, tmp_path):
     """A getrandom() that returns 0 forever (a seccomp rule can) is retried a
     few times, then every call raises OSError(EIO); nothing hangs."""
     import errno
-    res = run_child("""
+    res = shim_child("""
         out = attempt_all()
         print(json.dumps({"out": out, "calls": SHIM.getrandom_shim_calls()}))
     """, shim, tmp_path, mode="zero", caller="arc4py", preamble=CHILD_SOURCE)
@@ -253,7 +233,7 @@ def test_getrandom_returning_zero_fails_with_eio(shim, tmp_path):
 
 
 def test_mmap_failure_for_a_new_state_is_memory_error(shim, tmp_path):
-    res = run_child("""
+    res = shim_child("""
         import threading
         import arc4py
         arc4py.arc4random()
@@ -302,7 +282,7 @@ def test_protection_not_reported_while_a_state_lacks_it(shim, tmp_path,
     # (advice: Linux's MADV_* values, fixed ABI; older Pythons lack names.)
     import mmap as _mmap
     assert getattr(_mmap, "MADV_" + name.upper(), advice) == advice
-    res = run_child(f"""
+    res = shim_child(f"""
         import threading
         import arc4py
         before = arc4py.fork_protection()
@@ -362,7 +342,7 @@ def test_stir_all_threads_makes_buffered_threads_reseed(shim, tmp_path,
     must reseed before its next output: with getrandom refusing from then
     on, its next draw fails instead of handing out its buffer.  A plain
     stir() leaves the other thread's buffer in use."""
-    res = run_child(STIR_ALL_CHILD + f"""
+    res = shim_child(STIR_ALL_CHILD + f"""
     arc4py.stir(all_threads={all_threads})
     SHIM.getrandom_shim_set(b"eperm")
     mine = arc4py.arc4random_buf(16).hex()   # the caller reseeded already
@@ -378,7 +358,7 @@ def test_stir_all_threads_makes_buffered_threads_reseed(shim, tmp_path,
 
 
 def test_stir_all_threads_failing_still_reaches_other_threads(shim, tmp_path):
-    res = run_child(STIR_ALL_CHILD + """
+    res = shim_child(STIR_ALL_CHILD + """
     SHIM.getrandom_shim_set(b"eperm")
     try:
         arc4py.stir(all_threads=True)
@@ -428,15 +408,11 @@ def test_fallback_refuses_a_planted_character_device(shim, tmp_path, device):
                 out.append(errno.errorcode.get(e.errno, str(e.errno)))
         print(json.dumps(out))
     """)
-    env = dict(os.environ, LD_PRELOAD=shim, GETRANDOM_SHIM="enosys",
-               GETRANDOM_SHIM_CALLER="arc4py")
-    pkg_parent = str(Path(arc4py.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [pkg_parent] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run(
-        ["unshare", "-m", "sh", "-c",
-         f'mount --bind {device} /dev/urandom && exec "$0" -c "$1"',
-         sys.executable, code],
-        env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120)
+    # The interpreter starts inside the new mount namespace, after the bind
+    # mount: sh gets its path as $0 and its arguments as "$@".
+    proc = run_python(
+        ["-c", code], cwd=tmp_path, **shim_env(shim, "enosys", "arc4py"),
+        prefix=["unshare", "-m", "sh", "-c",
+                f'mount --bind {device} /dev/urandom && exec "$0" "$@"'])
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["EIO"] * 3

@@ -19,18 +19,13 @@ import traceback
 import pytest
 
 import arc4py
+from helpers import write_all
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork"),
     # Python 3.12+ warns when forking a process that has threads.
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
 ]
-
-
-def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 # Only a guard against a deadlocked child hanging the suite, not a timing test.
@@ -65,7 +60,7 @@ def in_child(fn):
                 status = 0
             except BaseException:
                 payload = pickle.dumps(("error", traceback.format_exc()))
-            _write_all(w, payload)
+            write_all(w, payload)
         finally:
             os._exit(status)
     os.close(w)

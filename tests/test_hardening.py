@@ -23,7 +23,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 import weakref
@@ -33,6 +32,7 @@ import pytest
 import arc4py
 from helpers import (
     LINUX,
+    PYTHON,
     TESTS_DIR,
     child_env,
     last_json,
@@ -58,7 +58,7 @@ def test_dieharder_quick_default_core(tmp_path, request_size):
     proc = subprocess.run(
         ["bash", str(script), "--quick", *extra, "--out", str(tmp_path / "logs"),
          core],
-        env=child_env(PYTHON=sys.executable, NICE="0"), cwd=str(tmp_path),
+        env=child_env(PYTHON=PYTHON, NICE="0"), cwd=str(tmp_path),
         capture_output=True, text=True, timeout=600)
     out = proc.stdout + proc.stderr
     failed = re.findall(r"^.*\|\s*FAILED\s*$", out, re.M)

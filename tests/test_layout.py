@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO
+from helpers import CSRC, INCLUDE, compile_c
 
-CSRC = REPO / "arc4py" / "csrc"
 # The algorithm and what sits beside it (numpy adapters, test views).
 ALGORITHM = {"rng.c", "rng_bitgen.c", "rng_test_hooks.c"}
 PLATFORM = {p.name for p in CSRC.glob("rng_platform_*.c")}
@@ -32,11 +31,8 @@ def _objects(cc, tmp_path, *flags):
     objs = {}
     for src in sorted(CSRC.glob("*.c")):
         obj = tmp_path / (src.stem + ".o")
-        proc = subprocess.run(
-            [cc, "-O2", "-c", *flags, "-I", str(REPO / "include"),
-             "-I", str(CSRC), str(src), "-o", str(obj)],
-            capture_output=True, text=True)
-        assert proc.returncode == 0, f"{src.name}:\n{proc.stderr}"
+        compile_c(cc, "-O2", "-c", *flags, "-I", INCLUDE, "-I", CSRC, src,
+                  "-o", obj)
         objs[src.name] = obj
     return objs
 

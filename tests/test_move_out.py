@@ -12,22 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO
+from helpers import CSRC, INCLUDE, compile_c
 
 PROGRAM = Path(__file__).resolve().parent / "c" / "move_out_check.c"
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3"])
 def test_move_out_matches_memcpy_then_memset(cc, tmp_path, opt):
-    csrc = REPO / "arc4py" / "csrc"
-    if not csrc.is_dir():
+    if not CSRC.is_dir():
         pytest.skip("arc4py's C sources are not next to the tests")
     exe = tmp_path / "move_out_check"
-    build = subprocess.run(
-        [cc, opt, "-Wall", "-Wextra", "-Werror", "-I", str(REPO / "include"),
-         "-I", str(csrc), str(PROGRAM), "-o", str(exe)],
-        capture_output=True, text=True)
-    assert build.returncode == 0, build.stderr
+    compile_c(cc, opt, "-Wall", "-Wextra", "-Werror", "-I", INCLUDE,
+              "-I", CSRC, PROGRAM, "-o", exe)
     run = subprocess.run([str(exe)], capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -26,21 +26,19 @@ import subprocess
 
 import pytest
 
+from helpers import build_program, find_cc
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
-INCLUDE = os.path.normpath(os.path.join(HERE, "..", "include"))
 NATIVE = platform.machine().lower() in ("aarch64", "arm64")
 
 
 @pytest.fixture(scope="module")
-def toolchain():
+def toolchain(request):
     """(compiler, runner prefix) for aarch64 programs."""
     if NATIVE:
-        cc = shutil.which("cc") or shutil.which("gcc")
-        if cc is None:
-            pytest.skip("no C compiler: cc is not on PATH")
-        return cc, []
-    cc = shutil.which("aarch64-linux-gnu-gcc")
+        return request.getfixturevalue("cc"), []
+    cc = find_cc("aarch64-linux-gnu-gcc")
     if cc is None:
         pytest.skip("no aarch64 cross compiler: aarch64-linux-gnu-gcc is not "
                     "on PATH (apt-get install gcc-aarch64-linux-gnu "
@@ -56,13 +54,10 @@ def build(toolchain, tmp_path, main, sources):
     cc, _ = toolchain
     exe = tmp_path / os.path.splitext(os.path.basename(main))[0]
     # Static: the program runs under qemu without an aarch64 sysroot.
-    cmd = [cc, "-O2", "-Wall", "-Wextra", "-Werror", "-I" + INCLUDE,
-           "-I" + CSRC, main] + sources + ["-o", str(exe), "-pthread"]
+    flags = ["-O2", "-Wall", "-Wextra", "-Werror"]
     if not NATIVE:
-        cmd.insert(1, "-static")
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, f"{' '.join(cmd)}\n{done.stderr}"
-    return exe
+        flags.insert(0, "-static")
+    return build_program(cc, [main, *sources], exe, *flags)
 
 
 def run(toolchain, exe, *args, stdin=""):

@@ -4,14 +4,8 @@ Skipped as a whole when numpy is not installed; the behaviour *without* numpy
 (ImportError naming the extra) is checked in a child interpreter where numpy
 is made unimportable, so it runs whenever this file does.
 """
-import os
 import signal
-import subprocess
-import sys
-import tempfile
-import textwrap
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -19,21 +13,7 @@ np = pytest.importorskip("numpy", reason="numpy is not installed "
                          "(pip install 'arc4py[numpy]')")
 
 import arc4py  # noqa: E402
-
-PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
-
-
-def run_child(code, env_extra=None, timeout=120):
-    """Run ``code`` in a fresh interpreter that imports this same arc4py
-    (from a neutral directory, so a source checkout cannot shadow it)."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [PKG_PARENT] + [p for p in [env.get("PYTHONPATH")] if p])
-    env.update(env_extra or {})
-    with tempfile.TemporaryDirectory() as cwd:
-        return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
-                              env=env, cwd=cwd, capture_output=True,
-                              text=True, timeout=timeout)
+from helpers import run_child, shim_env  # noqa: E402
 
 
 def assert_varied(a):
@@ -318,8 +298,7 @@ def test_without_numpy_import_works_and_numpy_features_say_extra(how):
 def _shim_env(shim):
     # Only calls from arc4py's generator fail, not the interpreter's own.
     # (getrandom_shim is conftest.py's fixture.)
-    return {"LD_PRELOAD": str(shim), "GETRANDOM_SHIM": "eperm",
-            "GETRANDOM_SHIM_CALLER": "arc4py"}
+    return shim_env(str(shim), "eperm", "arc4py")
 
 
 def test_entropy_failure_raises_in_array_calls(getrandom_shim):
@@ -338,7 +317,7 @@ def test_entropy_failure_raises_in_array_calls(getrandom_shim):
             else:
                 raise SystemExit("no OSError")
         print("ok")
-    """, env_extra=_shim_env(getrandom_shim))
+    """, **_shim_env(getrandom_shim))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
 
@@ -351,7 +330,7 @@ def test_entropy_failure_inside_numpy_aborts(getrandom_shim):
         print("drawing", flush=True)
         x = g.random()
         print("returned", x, flush=True)
-    """, env_extra=_shim_env(getrandom_shim))
+    """, **_shim_env(getrandom_shim))
     assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stderr)
     assert "drawing" in proc.stdout and "returned" not in proc.stdout
     assert "arc4py: the OS could not provide entropy" in proc.stderr
@@ -372,8 +351,7 @@ def test_no_memory_for_a_state_inside_numpy_aborts_saying_so(getrandom_shim):
             print("drawing", flush=True)
             print("returned", g.random(), flush=True)
         t = threading.Thread(target=worker); t.start(); t.join()
-    """, env_extra={"LD_PRELOAD": str(getrandom_shim),
-                    "GETRANDOM_SHIM_CALLER": "arc4py"})
+    """, **shim_env(str(getrandom_shim), caller="arc4py"))
     assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stderr)
     assert "drawing" in proc.stdout and "returned" not in proc.stdout
     assert "no memory could be mapped for this thread's generator state" in proc.stderr

@@ -39,19 +39,15 @@ from pathlib import Path
 
 import pytest
 
-try:
-    import ziglang  # noqa: F401  (only its presence: run as python -m ziglang)
-except ImportError:
+from helpers import CSRC, INCLUDE, REPO, TESTS_DIR, zig_cc
+
+ZIG_CC = zig_cc()
+if ZIG_CC is None:
     pytest.skip("ziglang is not installed (pip install ziglang): its zig cc "
                 "cross-compiles the C sources for every target",
                 allow_module_level=True)
 
-# Not helpers.REPO: helpers imports the built extension, which nothing here
-# needs (this builds arc4py/csrc straight from the source tree).
-REPO = Path(__file__).resolve().parent.parent
-CSRC = REPO / "arc4py" / "csrc"
-INCLUDE = REPO / "include"
-PROGRAM = REPO / "tests" / "c" / "platform_check.c"
+PROGRAM = TESTS_DIR / "c" / "platform_check.c"
 
 BUILD_TIMEOUT = 900  # a cold zig cache builds musl or MinGW first
 RUN_TIMEOUT = 600    # qemu and Wine are slow, Wine's first start more so
@@ -124,7 +120,7 @@ class Builds:
         os_, _ = TARGET_INFO[target]
         exe = self.out_dir / ("platform_check-" + target +
                               (".exe" if os_ == "windows" else ""))
-        cmd = [sys.executable, "-m", "ziglang", "cc", "-target", target,
+        cmd = [*ZIG_CC, "-target", target,
                "-O2", "-Wall", "-Wextra", "-Werror",
                "-I" + str(INCLUDE), "-I" + str(CSRC),
                *map(str, sorted(CSRC.glob("*.c"))), str(PROGRAM),

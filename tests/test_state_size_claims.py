@@ -5,14 +5,12 @@ chunk") the direct-fill chunk's, and a thread's state ("pages (N KiB;
 `mmap` ...") is what a new thread really maps, wiped on fork, as
 /proc/self/smaps shows."""
 import re
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 from arc4py._core import DIRECT_CHUNK_BYTES
-from helpers import BUFFER_BYTES, LINUX, REPO
+from helpers import BUFFER_BYTES, LINUX, REPO, run_child
 
 README = REPO / "README.md"
 
@@ -69,8 +67,7 @@ def test_readme_state_size_is_what_a_thread_maps():
         vdso = "vdso" in arc4py.fork_protection()
         print(box["during"] - before, int(vdso))
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, timeout=60, cwd=str(REPO.parent))
+    out = run_child(code, timeout=60)
     assert out.returncode == 0, out.stderr
     grew, vdso = map(int, out.stdout.split())
     if grew == 0:

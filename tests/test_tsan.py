@@ -11,13 +11,12 @@ plain ``+= 1``, TSan reported the data race against the hot path's atomic
 read.)
 """
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from helpers import TESTS_DIR, build_generator_program
+from helpers import TESTS_DIR, build_generator_program, find_cc, try_compile
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="ThreadSanitizer runs are Linux-only here")
@@ -25,13 +24,11 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 
 @pytest.mark.parametrize("compiler", ["gcc", "clang"])
 def test_stress_is_tsan_clean(compiler, tmp_path):
-    cc = shutil.which(compiler)
+    cc = find_cc(compiler)
     if cc is None:
         pytest.skip(f"{compiler} is not on PATH")
-    probe = subprocess.run([cc, "-fsanitize=thread", "-x", "c", "-", "-o",
-                            str(tmp_path / "probe")],
-                           input="int main(void){return 0;}",
-                           capture_output=True, text=True)
+    probe = try_compile(cc, "int main(void){return 0;}", "-fsanitize=thread",
+                        out=tmp_path / "probe")
     if probe.returncode != 0:
         pytest.skip(f"{compiler} cannot link -fsanitize=thread here: "
                     f"{probe.stderr.strip()[-200:]}")

@@ -9,8 +9,6 @@ process imports (in-place build or installed copy).
 import os
 import re
 import site
-import subprocess
-import sys
 import sysconfig
 import textwrap
 from pathlib import Path
@@ -21,6 +19,7 @@ pytest.importorskip("mypy", reason="mypy is not installed "
                     "(pip install 'arc4py[test]' brings it)")
 
 import arc4py
+from helpers import PYTHON, run_python
 
 try:
     import numpy  # noqa: F401
@@ -169,11 +168,11 @@ def mypy_run(tmp_path_factory):
         # An in-place build: point mypy at it (mypy refuses site-packages
         # in MYPYPATH; an installed arc4py is found through py.typed).
         env["MYPYPATH"] = parent
-    proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", "mypy.ini",
-         "--cache-dir", str(work / ".mypy_cache"), "--no-color-output",
-         "--python-executable", sys.executable, *sorted(samples)],
-        cwd=str(work), env=env, capture_output=True, text=True, timeout=540)
+    proc = run_python(
+        ["-m", "mypy", "--config-file", "mypy.ini",
+         "--cache-dir", work / ".mypy_cache", "--no-color-output",
+         "--python-executable", PYTHON, *sorted(samples)],
+        cwd=work, env=env, timeout=540)
     errors = {}
     pattern = re.compile(r"^(.+?):(\d+): error: (.*?)(?:  \[([\w-]+)\])?$")
     for line in proc.stdout.splitlines():
@@ -267,10 +266,9 @@ def test_stubtest_matches_runtime(tmp_path):
         env["MYPYPATH"] = parent
         env["PYTHONPATH"] = os.pathsep.join(
             [parent] + [p for p in [env.get("PYTHONPATH")] if p])
-    proc = subprocess.run(
-        [sys.executable, "-m", "mypy.stubtest", "arc4py",
+    proc = run_python(
+        ["-m", "mypy.stubtest", "arc4py",
          "--mypy-config-file", "mypy.ini", "--allowlist", "allow.txt",
          "--ignore-unused-allowlist"],
-        cwd=str(tmp_path), env=env, capture_output=True, text=True,
-        timeout=540)
+        cwd=tmp_path, env=env, timeout=540)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -14,7 +14,8 @@ core is measured by running this same report in a subprocess with
 ``ARC4PY_BACKEND=<core> ... --json`` and collecting its figures.  Peers for
 ``--compare`` are measured in the same run.  ``--c-api`` adds the C-level
 table of arc4py._bench_capi (arc4py's C API beside libc's and libbsd's
-arc4random and OpenSSL's RAND_bytes), where this build has it.
+arc4random and OpenSSL's RAND_bytes), where this build has it: the same
+rows, timed the same way, as ``python -m arc4py._bench_capi`` prints it.
 
 Run it as ``arc4py bench``, ``python -m arc4py bench`` or
 ``python bench/bench_arc4random.py``.
@@ -70,7 +71,9 @@ def add_arguments(p):
         "--c-api", action="store_true",
         help="also measure the same rows as C calls: arc4py's C API beside "
              "libc's and libbsd's arc4random and OpenSSL's RAND_bytes, loaded "
-             "with dlopen (a table with ratios against libbsd)")
+             "with dlopen (a table with ratios against libbsd, one thread, "
+             "the same seconds per figure; alone: python -m "
+             "arc4py._bench_capi)")
     p.add_argument(
         "--threads", type=int, metavar="N", default=None,
         help="threads for the multi-thread figures (default: one per CPU, "
@@ -112,7 +115,9 @@ class UsageError(Exception):
     """A bad option: one line on stderr, exit status 2."""
 
 
-def _select_rows(spec):
+def select_rows(spec):
+    """The rows ``--rows`` names (all when ``spec`` is empty); UsageError
+    for an unknown one.  Also the rows of ``python -m arc4py._bench_capi``."""
     if not spec:
         return list(ROWS)
     wanted = [s.strip() for s in spec.split(",") if s.strip()]
@@ -142,7 +147,7 @@ def _select_cores(spec):
 
 
 def _figure(source, row, threads, calls, elapsed):
-    from arc4py.cli.timing import MB
+    from arc4py.cli.timing import mb_per_s
     return {
         "source": source.key,
         "row": row.id,
@@ -151,7 +156,7 @@ def _figure(source, row, threads, calls, elapsed):
         "threads": threads,
         "calls": calls,
         "seconds": elapsed,
-        "mb_per_s": calls * row.size / elapsed / MB,
+        "mb_per_s": mb_per_s(calls, row.size, elapsed),
         "calls_per_s": calls / elapsed,
     }
 
@@ -249,11 +254,19 @@ def collect(cores, compare, rows, threads, duration, child=False):
     return report
 
 
-def _quick_duration(rows, threads, ncolumns):
-    figures = len(rows) * (2 if threads > 1 else 1) * max(ncolumns, 1)
+def figure_duration(duration, quick, figures):
+    """Seconds per figure: ``duration`` when given (UsageError unless > 0),
+    else with ``quick`` the quick budget spread over ``figures`` figures,
+    else the default.  Also the C-API table's (arc4py._bench_capi)."""
+    if duration is not None:
+        if not duration > 0:
+            raise UsageError(f"--duration must be > 0, not {duration}")
+        return duration
+    if not quick:
+        return DEFAULT_DURATION
     # calibration costs about a fifth more than the timed part
     return max(MIN_DURATION, min(QUICK_MAX_DURATION,
-                                 QUICK_BUDGET / 1.25 / figures))
+                                 QUICK_BUDGET / 1.25 / max(figures, 1)))
 
 
 def _has_matplotlib():
@@ -265,47 +278,47 @@ def _has_matplotlib():
 
 
 def c_api_bench():
-    """``measure_c_api`` from arc4py._bench_capi; UsageError if this build
-    has none."""
+    """The module arc4py._bench_capi (its ``measure_c_api`` and
+    ``COLUMNS``); UsageError if this build has none."""
+    import importlib
     try:
-        from arc4py._bench_capi import measure_c_api
+        return importlib.import_module("arc4py._bench_capi")
     except ImportError as exc:
         raise UsageError(f"--c-api: this build has no C-API bench "
                          f"(arc4py._bench_capi: {exc})") from None
-    return measure_c_api
 
 
 def run(args):
     """``arc4py bench`` with parsed ``args``; the exit status."""
     import json
 
+    from arc4py.cli.output import write_stdout
     from arc4py.cli.report import format_report, plot
 
     try:
-        rows = _select_rows(args.rows)
+        rows = select_rows(args.rows)
         cores = _select_cores(args.backend)
         threads = args.threads if args.threads is not None else (
             os.cpu_count() or 1)
         if threads < 1:
             raise UsageError(f"--threads must be >= 1, not {threads}")
-        if args.duration is not None and not args.duration > 0:
-            raise UsageError(f"--duration must be > 0, not {args.duration}")
         if args.plot and not _has_matplotlib():
             raise UsageError("--plot needs matplotlib, which is not "
                              "installed: pip install 'arc4py[plot]'")
-        measure_c_api = c_api_bench() if getattr(args, "c_api", False) else None
-        if args.duration is not None:
-            duration = args.duration
-        elif args.quick:
-            npeers = len(PEERS) if args.compare else 0
-            duration = _quick_duration(rows, threads, len(cores) + npeers)
-        else:
-            duration = DEFAULT_DURATION
+        c_api = c_api_bench() if getattr(args, "c_api", False) else None
+        npeers = len(PEERS) if args.compare else 0
+        figures = (len(rows) * (2 if threads > 1 else 1)
+                   * max(len(cores) + npeers, 1))
+        if c_api is not None:
+            # the C table's figures, one thread each, share the budget
+            figures += len(rows) * len(c_api.COLUMNS)
+        duration = figure_duration(args.duration, args.quick, figures)
         report = collect(cores, args.compare, rows, threads, duration,
                          child=getattr(args, "child", False))
-        if measure_c_api is not None:
+        if c_api is not None:
             try:
-                report["c_api"] = measure_c_api(quick=bool(args.quick))
+                report["c_api"] = c_api.measure_c_api(rows=rows,
+                                                      duration=duration)
             except (OSError, RuntimeError, ValueError) as exc:
                 sys.stderr.write(f"arc4py bench: error: --c-api: {exc}\n")
                 return 1
@@ -317,14 +330,13 @@ def run(args):
         return 130
 
     if args.json:
-        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        reader = write_stdout(json.dumps(report, indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(format_report(report)) + "\n")
-    sys.stdout.flush()
+        reader = write_stdout("\n".join(format_report(report)) + "\n")
     if args.plot:
         plot(report, args.plot)
-        if not args.json:
-            sys.stdout.write(f"\nplot written to {args.plot}\n")
+        if reader and not args.json:
+            write_stdout(f"\nplot written to {args.plot}\n")
     return 0
 
 

@@ -9,6 +9,7 @@ import sys
 
 # Requests of DIRECT_BYTES and more bypass the generator's buffer.
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES
+from arc4py.cli.output import silence_stdout
 
 #: Bytes generated and written per system call (small enough that a
 #: generating thread's two buffers stay in its L2 cache).
@@ -68,18 +69,6 @@ def parse_count(text):
         raise ValueError(f"N must be an integer >= 0 (suffix K, M or G "
                          f"allowed) or '-', not {text!r}")
     return int(digits) << _SUFFIXES[suffix]
-
-
-def _silence_stdout():
-    """After EPIPE: point fd 1 at /dev/null so that the interpreter's final
-    flush of sys.stdout cannot fail ('Exception ignored ... BrokenPipeError')."""
-    import os
-    try:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
-        os.close(fd)
-    except (OSError, AttributeError, ValueError):
-        pass
 
 
 def _chunks(count, size):
@@ -234,9 +223,9 @@ def run(args):
         _write_stream(out, count, args.hex, k)
         out.flush()
     except BrokenPipeError:
-        _silence_stdout()
+        silence_stdout()
         return 0
     except KeyboardInterrupt:
-        _silence_stdout()
+        silence_stdout()
         return 130
     return 0

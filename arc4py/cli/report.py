@@ -3,6 +3,9 @@ bench/*.py), the text report, the C-API table and the plot.  The JSON
 report is the dict these read, printed as it is."""
 import textwrap
 
+#: What every figure is, as the first line of a report says it.
+UNIT = "MB/s (1 MB = 10**6 bytes; MB/s = calls x bytes per call / elapsed)"
+
 
 def fmt_rate(x):
     """MB/s with 3 significant digits or so: 1,515 / 33.8 / 0.23."""
@@ -66,8 +69,7 @@ def format_report(report):
     base = "os.urandom" if "os.urandom" in cols and len(cols) > 1 else None
 
     out = [
-        f"arc4py {report['arc4py_version']} bench-arc4random: MB/s "
-        f"(1 MB = 10**6 bytes; MB/s = calls x bytes per call / elapsed)",
+        f"arc4py {report['arc4py_version']} bench-arc4random: {UNIT}",
         f"CPU: {report['cpu_model']} ({report['cpu_count']} CPUs); "
         f"Python {report['python_version']} "
         f"({report['python_implementation']})",

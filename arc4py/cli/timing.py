@@ -11,6 +11,12 @@ from itertools import repeat as _repeat
 
 MB = 10 ** 6
 
+
+def mb_per_s(calls, nbytes, seconds):
+    """The figure of ``calls`` calls of ``nbytes`` bytes each in ``seconds``."""
+    return calls * nbytes / seconds / MB
+
+
 #: Calls per trip round a timing loop (the loops are unrolled this much so
 #: that the loop itself weighs little beside the call being measured).
 UNROLL = 8

@@ -1,0 +1,29 @@
+"""Writing to stdout when the reader may go away first (``| head -1``):
+the commands end quietly, with status 0, instead of with a BrokenPipeError
+traceback, and nothing more is written."""
+import os
+import sys
+
+
+def silence_stdout():
+    """After EPIPE: point fd 1 at /dev/null so that the interpreter's
+    final flush of sys.stdout cannot fail ('Exception ignored ...
+    BrokenPipeError')."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
+def write_stdout(text):
+    """Write ``text`` to sys.stdout and flush it; False if the reader has
+    gone away (stdout is silenced then: nobody is left to read the rest)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+        return False
+    return True
