@@ -131,12 +131,13 @@ def run_python(argv, *, cwd=None, env=None, timeout=120, text=True,
                               text=text, timeout=timeout)
 
 
-def start_python(argv, *, cwd, env=None, **env_extra):
+def start_python(argv, *, cwd, env=None, stdout=subprocess.PIPE, **env_extra):
     """``python argv...`` as run_python starts it, but not waited for: the
-    Popen, with stdout and stderr as (binary) pipes, for a test that talks
-    to the child while it runs.  The caller waits for it and kills it."""
+    Popen, with stdout (unless given: a file descriptor) and stderr as
+    (binary) pipes, for a test that talks to the child while it runs.  The
+    caller waits for it and kills it."""
     return subprocess.Popen([PYTHON, *map(str, argv)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdout=stdout, stderr=subprocess.PIPE,
                             env=_python_env(env, env_extra), cwd=str(cwd))
 
 

@@ -10,7 +10,6 @@ for, not timings.
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
@@ -20,7 +19,7 @@ from arc4py.cli import main as cli_main, report
 from arc4py.cli.bench import select_rows
 from arc4py.cli.sources import ROWS
 from arc4py.cli.timing import UNROLL
-from helpers import child_env, run_child, run_python
+from helpers import child_env, run_child, run_python, start_python
 
 #: The two entry points to the C-API table, with their arguments.
 ENTRY_POINTS = {
@@ -117,14 +116,16 @@ def test_closed_pipe_ends_quietly(entry, fmt, tmp_path):
     read, write = os.pipe()
     os.close(read)
     try:
-        proc = subprocess.run(
-            [sys.executable, *ENTRY_POINTS[entry], *SHORT, *fmt],
-            stdout=write, stderr=subprocess.PIPE, cwd=str(tmp_path),
-            env=child_env(ARC4PY_BACKEND=None), timeout=120)
+        proc = start_python([*ENTRY_POINTS[entry], *SHORT, *fmt], stdout=write,
+                            cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None))
     finally:
         os.close(write)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr == b""
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert err == b""
 
 
 # ---- one set of rows, one timing, one table -------------------------------------
