@@ -10,7 +10,6 @@ for, not timings.
 import json
 import os
 import re
-import sys
 
 import pytest
 
