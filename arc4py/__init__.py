@@ -124,19 +124,29 @@ class Random(_random.Random):
     getrandbits = _methods.getrandbits
     randbytes = _methods.randbytes
     _randbelow = _methods._randbelow
-
-    # The stdlib's gauss() keeps its second value in the instance, where a
-    # fork or a second thread would see it again: draw each afresh.
-    if _sys.version_info >= (3, 11):
-        def gauss(self, mu=0.0, sigma=1.0):
-            """Gaussian distribution (mean ``mu``, standard deviation
-            ``sigma``); unlike the stdlib's, nothing is cached."""
-            return self.normalvariate(mu, sigma)
+    # The stdlib's distributions, run in C on draws straight from the
+    # generator (for a subclass, and for arguments other than plain numbers,
+    # the stdlib's own code runs).  gauss() keeps no second value in the
+    # instance, where a fork or a second thread would see it again.
+    uniform = _methods.uniform
+    triangular = _methods.triangular
+    lognormvariate = _methods.lognormvariate
+    vonmisesvariate = _methods.vonmisesvariate
+    gammavariate = _methods.gammavariate
+    betavariate = _methods.betavariate
+    paretovariate = _methods.paretovariate
+    weibullvariate = _methods.weibullvariate
+    choices = _methods.choices
+    if _sys.version_info >= (3, 11):  # mu=0.0, sigma=1.0 from 3.11
+        normalvariate = _methods.normalvariate
+        gauss = _methods.gauss
     else:
-        def gauss(self, mu, sigma):
-            """Gaussian distribution (mean ``mu``, standard deviation
-            ``sigma``); unlike the stdlib's, nothing is cached."""
-            return self.normalvariate(mu, sigma)
+        normalvariate = _methods._normalvariate_no_defaults
+        gauss = _methods._gauss_no_defaults
+    if _sys.version_info >= (3, 12):  # lambd=1.0 from 3.12
+        expovariate = _methods.expovariate
+    else:
+        expovariate = _methods._expovariate_no_default
 
     def seed(self, *args, **kwds):
         """Does nothing: arc4py seeds itself from the OS."""
@@ -148,9 +158,16 @@ class Random(_random.Random):
     getstate = setstate = _notimplemented
 
 
-for _name in ("random", "getrandbits", "randbytes", "_randbelow"):
-    getattr(Random, _name).__qualname__ = "Random." + _name
-del _name
+_FAST_METHODS = ("random", "getrandbits", "randbytes", "_randbelow", "uniform",
+                 "triangular", "normalvariate", "gauss", "lognormvariate",
+                 "expovariate", "vonmisesvariate", "gammavariate",
+                 "betavariate", "paretovariate", "weibullvariate", "choices")
+for _name in _FAST_METHODS:
+    _method = getattr(Random, _name)
+    _method.__name__ = _name
+    _method.__qualname__ = "Random." + _name
+_methods._serve(Random)
+del _name, _method, _FAST_METHODS
 
 
 # ---- C API --------------------------------------------------------------------

@@ -14,11 +14,17 @@ ctypedef int (*_u64_fn)(uint64_t *out) noexcept nogil
 
 # The GIL threshold and the generator's errors, shared with the C of
 # arc4py/cbind/pyfast.c (said once, in arc4py/cbind/binding.h).
+cdef extern from "Python.h":
+    const Py_ssize_t PY_SSIZE_T_MAX
+
 cdef extern from "binding.h":
     enum:
         NOGIL_BYTES "ARC4PY_NOGIL_BYTES"
     # Raise the error the generator's errno value ``err`` stands for.
     int _raise_os_error "arc4py_raise_os_error"(int err) except -1
+    # The unsigned little-endian int of ``n`` bytes at ``p``.
+    object _long_from_le_bytes "arc4py_long_from_le_bytes"(
+        const unsigned char *p, size_t n)
 
 
 cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
@@ -36,10 +42,12 @@ cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
 
 cdef inline object _random_bits(Py_ssize_t bits, _u64_fn u64, _buf_fn buf):
     """An ``int`` of ``bits`` (>= 0) random bits: one ``u64`` draw up to 64,
-    else ``buf`` bytes, little-endian, with the excess high bits dropped."""
+    else ``buf`` bytes, little-endian, with the excess high bits cleared."""
     cdef uint64_t r
     cdef int err
     cdef Py_ssize_t nbytes
+    cdef unsigned char small[512]
+    cdef unsigned char *p = small
     cdef bytes raw
     if bits == 0:
         return 0
@@ -49,9 +57,12 @@ cdef inline object _random_bits(Py_ssize_t bits, _u64_fn u64, _buf_fn buf):
             _raise_os_error(err)
         return r >> (64 - bits)
     nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
-    raw = PyBytes_FromStringAndSize(NULL, nbytes)
-    _fill_raw(buf, PyBytes_AS_STRING(raw), nbytes)
-    return int.from_bytes(raw, "little") >> (nbytes * 8 - bits)
+    if nbytes > <Py_ssize_t>sizeof(small):
+        raw = PyBytes_FromStringAndSize(NULL, nbytes)
+        p = <unsigned char *>PyBytes_AS_STRING(raw)
+    _fill_raw(buf, p, nbytes)
+    p[nbytes - 1] &= 0xFF >> (nbytes * 8 - bits)
+    return _long_from_le_bytes(p, <size_t>nbytes)
 
 
 cdef inline double _u64_to_double(uint64_t r) noexcept nogil:
@@ -74,6 +85,8 @@ cdef inline object _int_arg(object n, str what):
 cdef inline Py_ssize_t _size_arg(object n, str what) except -1:
     """``n`` as a size >= 0: ``TypeError`` for a non-int, ``ValueError``
     for a negative, ``OverflowError`` past ``sys.maxsize``."""
+    if type(n) is int and 0 <= n <= PY_SSIZE_T_MAX:
+        return n  # the common case, without operator.index
     n = _int_arg(n, what)
     if n < 0:
         raise ValueError(f"{what} must be >= 0, not {n}")

@@ -35,4 +35,15 @@ static inline int arc4py_raise_os_error(int err)
     }
     return -1;
 }
+
+/* The unsigned little-endian int of n bytes at p (new reference). */
+static inline PyObject *arc4py_long_from_le_bytes(const unsigned char *p,
+                                                  size_t n)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyLong_FromUnsignedNativeBytes(p, n, Py_ASNATIVEBYTES_LITTLE_ENDIAN);
+#else
+    return _PyLong_FromByteArray(p, n, 1, 0);
+#endif
+}
 #endif

@@ -1,0 +1,128 @@
+"""Every public method of ``random.Random``: arc4py.Random beside the
+stdlib's Mersenne Twister (``random.Random``) and ``random.SystemRandom``.
+
+    python bench/bench_random.py [--rounds N] [--calls N] [--only NAME,...]
+
+The three classes are timed interleaved (MT, arc4py, SystemRandom, MT, ...)
+over many short rounds, because the machine is shared and noisy.  Each
+figure is the median ns per call over the rounds, with the spread (the
+interquartile range as a share of the median); a figure whose spread passes
+10 % is marked unstable ("~").  The ratio is MT's median over arc4py's:
+above 1.00 arc4py is faster.
+"""
+import argparse
+import math
+import random
+import statistics
+import sys
+import timeit
+
+import arc4py
+
+# (label, call): the call is a method of ``r`` with its arguments.
+CALLS = [
+    ("random()", "r.random()"),
+    ("getrandbits(32)", "r.getrandbits(32)"),
+    ("getrandbits(64)", "r.getrandbits(64)"),
+    ("getrandbits(256)", "r.getrandbits(256)"),
+    ("randbytes(16)", "r.randbytes(16)"),
+    ("randrange(10**6)", "r.randrange(1000000)"),
+    ("randrange(2**80)", "r.randrange(1208925819614629174706176)"),
+    ("randrange(0, 100, 3)", "r.randrange(0, 100, 3)"),
+    ("randint(1, 6)", "r.randint(1, 6)"),
+    ("choice(list10)", "r.choice(seq)"),
+    ("choices(list10, k=10)", "r.choices(seq, k=10)"),
+    ("sample(range100, 5)", "r.sample(pop, 5)"),
+    ("shuffle(list100)", "r.shuffle(deck)"),
+    ("uniform(1, 2)", "r.uniform(1.0, 2.0)"),
+    ("triangular()", "r.triangular()"),
+    ("triangular(0, 10, 2)", "r.triangular(0.0, 10.0, 2.0)"),
+    ("normalvariate()", "r.normalvariate(0.0, 1.0)"),
+    ("gauss()", "r.gauss(0.0, 1.0)"),
+    ("lognormvariate()", "r.lognormvariate(0.0, 1.0)"),
+    ("expovariate(1)", "r.expovariate(1.0)"),
+    ("vonmisesvariate()", "r.vonmisesvariate(1.0, 2.0)"),
+    ("gammavariate(0.5)", "r.gammavariate(0.5, 1.0)"),
+    ("gammavariate(1)", "r.gammavariate(1.0, 1.0)"),
+    ("gammavariate(3)", "r.gammavariate(3.0, 1.0)"),
+    ("betavariate(2, 3)", "r.betavariate(2.0, 3.0)"),
+    ("paretovariate(2)", "r.paretovariate(2.0)"),
+    ("weibullvariate(1, 2)", "r.weibullvariate(1.0, 2.0)"),
+]
+if sys.version_info >= (3, 12):
+    CALLS += [("binomialvariate(10)", "r.binomialvariate(10, 0.5)"),
+              ("binomialvariate(100)", "r.binomialvariate(100, 0.3)")]
+
+CLASSES = [("random.Random", random.Random), ("arc4py.Random", arc4py.Random),
+           ("SystemRandom", random.SystemRandom)]
+UNSTABLE = 0.10
+
+
+def setup_for(cls):
+    return {"r": cls(), "seq": list(range(10)), "pop": range(100),
+            "deck": list(range(100))}
+
+
+def ns_per_call(call, cls, calls):
+    # Arguments are locals of timeit's loop, not globals: a global read
+    # costs about as much as the cheapest call timed here.
+    timer = timeit.Timer(call, globals=setup_for(cls))
+    return timer.timeit(calls) / calls * 1e9
+
+
+def spread(values):
+    q = statistics.quantiles(values, n=4)
+    return (q[2] - q[0]) / statistics.median(values)
+
+
+def measure(call, rounds, calls):
+    times = {name: [] for name, _ in CLASSES}
+    for _ in range(rounds):
+        for name, cls in CLASSES:
+            times[name].append(ns_per_call(call, cls, calls))
+    return times
+
+
+def figure(values):
+    mark = "~" if spread(values) > UNSTABLE else " "
+    return f"{statistics.median(values):8.1f}{mark} ±{spread(values):4.0%}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=20000,
+                        help="calls per round and class")
+    parser.add_argument("--only", help="comma-separated labels (prefixes)")
+    args = parser.parse_args(argv)
+    if args.rounds < 4 or args.calls < 1:
+        parser.error("--rounds must be >= 4 and --calls >= 1")
+    chosen = CALLS
+    if args.only:
+        wanted = [w.strip() for w in args.only.split(",")]
+        chosen = [c for c in CALLS if any(c[0].startswith(w) for w in wanted)]
+        if not chosen:
+            parser.error(f"no call matches {args.only!r}")
+
+    print(f"Python {sys.version.split()[0]}, arc4py {arc4py.__version__} "
+          f"(core {arc4py.backend()}); ns per call, median of {args.rounds} "
+          f"interleaved rounds of {args.calls} calls, ± interquartile range "
+          f"(~: above {UNSTABLE:.0%})")
+    head = f"{'method':<24}" + "".join(f"{n:>20}" for n, _ in CLASSES)
+    print(head + f"{'MT / arc4py':>13}")
+    print("-" * len(head + " " * 13))
+    ratios = []
+    for label, call in chosen:
+        t = measure(call, args.rounds, args.calls)
+        ratio = (statistics.median(t["random.Random"])
+                 / statistics.median(t["arc4py.Random"]))
+        ratios.append(ratio)
+        print(f"{label:<24}" + "".join(f"{figure(t[n]):>20}" for n, _ in CLASSES)
+              + f"{ratio:12.2f}x")
+    print(f"\nslowest ratio {min(ratios):.2f}x, geometric mean "
+          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
+          f"(above 1.00: arc4py.Random is faster than the Mersenne Twister)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""arc4py.Random's distributions run the stdlib's algorithms in C.
+
+The exact check replays the generator: in a hooks-enabled build the bytes a
+method is about to draw are in the thread's buffer (``_core._debug_buffer``),
+so the stdlib's own method, given a ``random()`` that reads those bytes,
+must return the same value and consume the same bytes.  The rest checks
+what the fast paths hand back to the stdlib: subclasses, unusual argument
+types, the stdlib's errors and edge cases.
+"""
+import decimal
+import fractions
+import math
+import random
+import sys
+
+import pytest
+
+import arc4py
+from helpers import child_env, last_json, run_child
+
+CASES = [
+    ("uniform", (1.0, 2.0)), ("uniform", (-3, 7)), ("uniform", (5.0, 5.0)),
+    ("triangular", ()), ("triangular", (0.0, 10.0, 2.0)),
+    ("triangular", (3, -4, 1)), ("triangular", (0.0, 1.0, 5.0)),
+    ("normalvariate", (0.0, 1.0)), ("normalvariate", (10, 3)),
+    ("gauss", (2.0, 0.5)), ("lognormvariate", (0.0, 0.25)),
+    ("expovariate", (1.0,)), ("expovariate", (-2.5,)),
+    ("vonmisesvariate", (1.0, 2.0)), ("vonmisesvariate", (-7.0, 1e-7)),
+    ("vonmisesvariate", (3.0, 50.0)),
+    ("gammavariate", (0.5, 1.0)), ("gammavariate", (1.0, 2.0)),
+    ("gammavariate", (3.0, 0.5)), ("gammavariate", (1e-3, 1.0)),
+    ("betavariate", (2.0, 3.0)), ("betavariate", (0.2, 0.7)),
+    ("paretovariate", (2.0,)), ("paretovariate", (-1.5,)),
+    ("weibullvariate", (1.0, 2.0)), ("weibullvariate", (3.0, 0.5)),
+]
+
+
+REPLAY = """
+import json, random, sys
+import arc4py
+import arc4py._core as C
+assert arc4py.__file__.startswith(ROOT), arc4py.__file__
+
+class Replay(random.Random):
+    # The stdlib's methods over the bytes the generator's buffer holds next.
+    def __init__(self, data):
+        super().__init__(0)
+        self.data, self.pos = data, 0
+    def random(self):
+        raw = self.data[self.pos:self.pos + 8]
+        self.pos += 8
+        return (int.from_bytes(raw, sys.byteorder) >> 11) * 2.0 ** -53
+
+def fresh_buffer():
+    # Drain the buffer, then one draw refills it: a method's draws below
+    # come from one buffer, not across a refill.
+    _, left = C._debug_buffer()
+    while left:
+        arc4py.arc4random_buf(min(left, 1024))
+        _, left = C._debug_buffer()
+    arc4py.random_u32()
+
+arc4py.random_u32()  # this thread's state
+rng = arc4py.Random()
+bad = []
+done = 0
+for name, args in CASES:
+    for i in range(300):
+        fresh_buffer()
+        buf, left = C._debug_buffer()
+        pos = len(buf) - left
+        got = getattr(rng, name)(*args)
+        _, left_after = C._debug_buffer()
+        replay = Replay(buf[pos:])
+        if name == "gauss":  # no cached second value: normalvariate's draws
+            want = random.Random.normalvariate(replay, *args)
+        else:
+            want = getattr(random.Random, name)(replay, *args)
+        used = (len(buf) - left_after) - pos
+        if got != want or used != replay.pos:
+            bad.append([name, list(args), repr(got), repr(want), used, replay.pos])
+        done += 1
+print(json.dumps({"bad": bad[:10], "done": done}))
+"""
+
+
+def test_each_method_is_the_stdlibs_algorithm_on_the_same_draws(hooks_build,
+                                                                 tmp_path):
+    code = (REPLAY.replace("ROOT", repr(str(hooks_build)))
+            .replace("for name, args in CASES:",
+                     f"for name, args in {CASES!r}:"))
+    res = last_json(run_child(code, cwd=tmp_path, env=child_env(hooks_build)))
+    assert res["done"] == 300 * len(CASES)
+    assert res["bad"] == []
+
+
+# ---- what the fast paths leave to the stdlib --------------------------------
+
+class Counting(arc4py.Random):
+    """A subclass whose random() is its own: every method must use it."""
+    calls = 0
+
+    def random(self):
+        Counting.calls += 1
+        return 0.25
+
+
+@pytest.mark.parametrize("name, args", CASES)
+def test_a_subclass_random_is_used(name, args):
+    Counting.calls = 0
+    value = getattr(Counting(), name)(*args)
+    assert Counting.calls >= 1
+    assert isinstance(value, float)
+
+
+def test_choices_of_a_subclass_use_its_random():
+    Counting.calls = 0
+    assert Counting().choices("abcd", k=3) == ["b", "b", "b"]
+    assert Counting.calls == 3
+
+
+@pytest.mark.parametrize("name, args, error", [
+    ("expovariate", (0.0,), ZeroDivisionError),
+    ("expovariate", (0,), ZeroDivisionError),
+    ("gammavariate", (0.0, 1.0), ValueError),
+    ("gammavariate", (1.0, -1.0), ValueError),
+    ("betavariate", (-1.0, 1.0), ValueError),
+    ("paretovariate", (0.0,), ZeroDivisionError),
+    ("weibullvariate", (1.0, 0.0), ZeroDivisionError),
+    ("uniform", ("a", "b"), TypeError),
+    ("normalvariate", ("a", 1.0), TypeError),
+    ("lognormvariate", (1000.0, 1e-9), OverflowError),
+    ("choices", ([],), IndexError),
+])
+def test_the_stdlibs_errors(name, args, error):
+    with pytest.raises(error) as ours:
+        getattr(arc4py.Random(), name)(*args)
+    with pytest.raises(error) as theirs:
+        getattr(random.Random(), name)(*args)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_other_number_types_keep_the_stdlibs_results():
+    r = arc4py.Random()
+    with pytest.raises(TypeError):  # Decimal * float, as in the stdlib
+        r.uniform(decimal.Decimal(1), decimal.Decimal(2))
+    f = r.uniform(fractions.Fraction(1, 3), fractions.Fraction(2, 3))
+    assert type(f) is float and 1 / 3 <= f <= 2 / 3
+    big = r.uniform(0, 10 ** 30)
+    assert type(big) is float and 0 <= big <= 1e30
+    assert r.triangular(5, 5) == 5 and type(r.triangular(5, 5)) is float
+    assert r.triangular(2, 2, 2) == 2  # the stdlib's ZeroDivisionError path
+    with_inf = r.uniform(0.0, math.inf)  # inf * u: inf, or nan for u == 0
+    assert math.isinf(with_inf) or math.isnan(with_inf)
+    assert 0.0 <= r.vonmisesvariate(0.0, 0.0) < 2 * math.pi
+
+
+def test_choices_fast_path_matches_the_contract():
+    r = arc4py.Random()
+    pop = list(range(10))
+    got = r.choices(pop, k=20000)
+    assert len(got) == 20000 and set(got) == set(pop)
+    assert r.choices(pop, k=0) == [] and r.choices(pop, k=-3) == []
+    assert r.choices((7,), k=3) == [7, 7, 7]
+    assert r.choices("ab", k=4).count("a") <= 4  # a str: the stdlib's code
+    assert set(r.choices(pop, weights=[0] * 9 + [1], k=10)) == {9}
+    with pytest.raises(TypeError):
+        r.choices(pop, k=2.0)
+
+
+def test_signatures_follow_the_running_python():
+    import inspect
+    r = arc4py.Random()
+    for name in ("normalvariate", "gauss"):
+        params = inspect.signature(getattr(r, name)).parameters
+        has_defaults = params["mu"].default == 0.0
+        assert has_defaults == (sys.version_info >= (3, 11)), name
+    lambd = inspect.signature(r.expovariate).parameters["lambd"]
+    assert (lambd.default == 1.0) == (sys.version_info >= (3, 12))
+    for name in ("uniform", "choices", "gammavariate", "gauss"):
+        assert getattr(arc4py.Random, name).__qualname__ == "Random." + name
