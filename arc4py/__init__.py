@@ -106,6 +106,7 @@ def choice(seq):
 # ---- random.Random drop-in --------------------------------------------------
 
 from arc4py import _random_methods as _methods  # noqa: E402
+from arc4py._core import _random_method_descriptors  # noqa: E402
 
 
 class Random(_random.Random):
@@ -118,12 +119,13 @@ class Random(_random.Random):
     ignored, ``getstate()`` and ``setstate()`` raise ``NotImplementedError``.
     """
 
-    # Binding Cython functions taking ``self``: methods like any other
-    # (``arc4py.Random.random(self)`` works), called with no wrapper.
-    random = _methods.random
-    getrandbits = _methods.getrandbits
+    # random, getrandbits and _randbelow are C method descriptors of the
+    # stdlib's C base class, as the Mersenne Twister's own are: CPython
+    # specialises calls to those (arc4py/cbind/pyfast.c).  The others are
+    # binding Cython functions taking ``self``, methods like any other.
+    random, getrandbits, _randbelow = _random_method_descriptors(
+        _random.Random.__base__, _methods.getrandbits, _methods._randbelow)
     randbytes = _methods.randbytes
-    _randbelow = _methods._randbelow
     # The stdlib's distributions, run in C on draws straight from the
     # generator (for a subclass, and for arguments other than plain numbers,
     # the stdlib's own code runs).  gauss() keeps no second value in the
@@ -158,7 +160,7 @@ class Random(_random.Random):
     getstate = setstate = _notimplemented
 
 
-_FAST_METHODS = ("random", "getrandbits", "randbytes", "_randbelow", "uniform",
+_FAST_METHODS = ("randbytes", "uniform",
                  "triangular", "normalvariate", "gauss", "lognormvariate",
                  "expovariate", "vonmisesvariate", "gammavariate",
                  "betavariate", "paretovariate", "weibullvariate", "choices")
@@ -167,7 +169,7 @@ for _name in _FAST_METHODS:
     _method.__name__ = _name
     _method.__qualname__ = "Random." + _name
 _methods._serve(Random)
-del _name, _method, _FAST_METHODS
+del _name, _method, _FAST_METHODS, _random_method_descriptors
 
 
 # ---- C API --------------------------------------------------------------------

@@ -294,6 +294,15 @@ if _os.environ.get("ARC4PY_BACKEND", ""):
 cdef extern from "pyfast.h":
     object arc4py_capi_capsule()
     object arc4py_pyfast_wrap(object def_, object module_name)
+    object arc4py_random_methods(object base, object getrandbits_def,
+                                 object randbelow_def)
+
+
+def _random_method_descriptors(base, getrandbits_def, randbelow_def):
+    """arc4py.Random's (random, getrandbits, _randbelow) as method
+    descriptors of ``base`` (_random.Random), falling back to the two defs
+    (cbind/pyfast.c).  Once, for arc4py/__init__.py."""
+    return arc4py_random_methods(base, getrandbits_def, randbelow_def)
 
 _C_API = arc4py_capi_capsule()
 arc4random, random_u32, random_u64, arc4random_buf = [

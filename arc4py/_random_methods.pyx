@@ -13,9 +13,6 @@ from cpython.sequence cimport PySequence_GetItem
 from libc.math cimport acos, cos, exp, fmod, isfinite, log, pow, sqrt
 from libc.stdint cimport uint64_t
 
-cdef extern from *:
-    int __builtin_clzll(unsigned long long x) nogil
-
 import math as _math
 import random as _stdlib
 import sys as _sys
@@ -24,7 +21,7 @@ from arc4py._core import _C_API, randbelow as _randbelow_any
 
 from arc4py._cdefs cimport arc4py_capi
 from arc4py._common cimport (PY_SSIZE_T_MAX, _fill_raw, _generator_table,
-                             _random_bits, _raise_os_error, _size_arg,
+                             _int_arg, _random_bits, _raise_os_error, _size_arg,
                              _u64_to_double)
 
 cdef const arc4py_capi *_api = _generator_table(_C_API)
@@ -46,6 +43,9 @@ def random(self):
 
 def getrandbits(self, k):
     """getrandbits(k) -> x.  Generates an int with k random bits."""
+    k = _int_arg(k, "number of bits")
+    if k < 0:  # the stdlib's words
+        raise ValueError("number of bits must be non-negative")
     return _random_bits(_size_arg(k, "number of bits"), _api.random_u64,
                         _api.fill)
 
@@ -60,31 +60,18 @@ def randbytes(self, n):
 
 def _randbelow(self, n):
     """Return a random int in the range [0,n) (unbiased)."""
-    cdef uint64_t bound, r
+    # arc4py.Random's _randbelow serves ints in [1, 2**64] in C
+    # (arc4py/cbind/pyfast.c) and hands the rest here.
     cdef Py_ssize_t k
-    cdef int err
-    if type(n) is not int or n <= 0 or n > 0xFFFFFFFFFFFFFFFF:
-        if _ZERO_BELOW_GIVES_ZERO and not n:
-            return 0
-        if type(n) is int and n > 0:  # past 2**64: the same, in whole bytes
-            k = n.bit_length()
-            while True:
-                big = _random_bits(k, _api.random_u64, _api.fill)
-                if big < n:
-                    return big
-        return _randbelow_any(n)  # errors for the rest
-    # The stdlib's _randbelow_with_getrandbits, in C: take the top k bits
-    # of a 64-bit draw, k the bit length of n, and retry while >= n (fewer
-    # than 2 draws expected).
-    bound = n
-    k = 64 - __builtin_clzll(bound)
-    while True:
-        err = _api.random_u64(&r)
-        if err:
-            _raise_os_error(err)
-        r >>= 64 - k
-        if r < bound:
-            return r
+    if type(n) is int and n > 0:  # the same loop, in whole bytes
+        k = n.bit_length()
+        while True:
+            big = _random_bits(k, _api.random_u64, _api.fill)
+            if big < n:
+                return big
+    if _ZERO_BELOW_GIVES_ZERO and not n:
+        return 0
+    return _randbelow_any(n)  # its errors for the rest
 
 
 # ---- the distributions --------------------------------------------------------

@@ -179,3 +179,33 @@ def test_signatures_follow_the_running_python():
     assert (lambd.default == 1.0) == (sys.version_info >= (3, 12))
     for name in ("uniform", "choices", "gammavariate", "gauss"):
         assert getattr(arc4py.Random, name).__qualname__ == "Random." + name
+
+
+@pytest.mark.parametrize("k", [1, 7, 8, 31, 32, 33, 63, 64, 65, 100, 255, 256,
+                               4095, 4096, 4097, 10000])
+def test_getrandbits_every_width(k):
+    """k bits exactly: never more, and the top one set in about half the
+    draws (the C path serves k up to 4096 bits, the rest goes to Cython)."""
+    r = arc4py.Random()
+    draws = [r.getrandbits(k) for _ in range(400)]
+    assert all(0 <= d < 2 ** k for d in draws)
+    top = sum(d >> (k - 1) for d in draws)
+    assert 120 < top < 280
+
+
+def test_getrandbits_and_randbelow_errors_are_the_stdlibs():
+    r, m = arc4py.Random(), random.Random()
+    for call in (lambda g: g.getrandbits(-1), lambda g: g.getrandbits(1.0),
+                 lambda g: g.getrandbits("8")):
+        with pytest.raises((ValueError, TypeError)) as ours:
+            call(r)
+        with pytest.raises((ValueError, TypeError)) as theirs:
+            call(m)
+        assert type(ours.value) is type(theirs.value)
+    with pytest.raises(ValueError, match="non-negative"):
+        r.getrandbits(-1)
+    assert r.getrandbits(0) == 0
+    assert {r._randbelow(1) for _ in range(50)} == {0}
+    assert all(r._randbelow(n) < n for n in (2, 3, 2 ** 63, 2 ** 64, 2 ** 64 + 1,
+                                             2 ** 200) for _ in range(50))
+    assert r._randbelow(True) == 0  # an int subclass: the Cython path

@@ -216,6 +216,142 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
     return PyCFunction_NewEx(&t->def, NULL, module_name);
 }
 
+/*
+ * arc4py.Random's hottest methods as method descriptors of the stdlib's C
+ * base class (_random.Random), the kind its own Mersenne Twister methods
+ * are: CPython specialises their calls (METH_NOARGS, METH_O), which it does
+ * not for other callables.  random(), getrandbits(k) for k in [1, 4096]
+ * and _randbelow(n) for ints in [1, 2**64] are served here; every other
+ * argument goes to the Cython def (arc4py/_random_methods.pyx), with its
+ * errors.
+ */
+enum { METHOD_GETRANDBITS, METHOD_RANDBELOW, METHOD_N };
+static PyObject *method_fallback[METHOD_N];
+
+static PyObject *method_slow(int which, PyObject *self, PyObject *arg)
+{
+    PyObject *args[2] = {self, arg};
+
+    return PyObject_Vectorcall(method_fallback[which], args, 2, NULL);
+}
+
+static PyObject *random_method(PyObject *self, PyObject *unused)
+{
+    uint64_t r;
+    int err = rng_take(&r, sizeof r);
+
+    (void)self;
+    (void)unused;
+    if (RNG_UNLIKELY(err))
+        return entropy_error(err);
+    return PyFloat_FromDouble((double)(r >> 11) * (1.0 / 9007199254740992.0));
+}
+
+/* getrandbits(k) up to this many bits is served here, from the stack. */
+#define GETRANDBITS_BYTES 512
+
+static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
+{
+    unsigned char bytes[GETRANDBITS_BYTES];
+    Py_ssize_t k, n;
+    uint32_t r32;
+    uint64_t r;
+    int err;
+
+    if (!PyLong_CheckExact(arg))
+        return method_slow(METHOD_GETRANDBITS, self, arg);
+    k = PyLong_AsSsize_t(arg);
+    if (k <= 0 || k > 8 * GETRANDBITS_BYTES) {
+        PyErr_Clear(); /* 0, negative, large, past sys.maxsize */
+        return method_slow(METHOD_GETRANDBITS, self, arg);
+    }
+    if (k <= 32) {
+        err = rng_take(&r32, sizeof r32);
+        if (RNG_UNLIKELY(err))
+            return entropy_error(err);
+        return PyLong_FromUnsignedLong(r32 >> (32 - k));
+    }
+    if (k <= 64) {
+        err = rng_take(&r, sizeof r);
+        if (RNG_UNLIKELY(err))
+            return entropy_error(err);
+        return PyLong_FromUnsignedLongLong(r >> (64 - k));
+    }
+    /* Whole bytes, little-endian, the excess high bits cleared. */
+    n = (k + 7) / 8;
+    err = rng_take(bytes, (size_t)n);
+    if (RNG_UNLIKELY(err))
+        return entropy_error(err);
+    bytes[n - 1] &= (unsigned char)(0xFF >> (8 * n - k));
+    return arc4py_long_from_le_bytes(bytes, (size_t)n);
+}
+
+static PyObject *randbelow_method(PyObject *self, PyObject *arg)
+{
+    unsigned long long n;
+    uint64_t r;
+    int shift, err;
+
+    if (!PyLong_CheckExact(arg))
+        return method_slow(METHOD_RANDBELOW, self, arg);
+    n = PyLong_AsUnsignedLongLong(arg);
+    if (n == 0 || (n == (unsigned long long)-1 && PyErr_Occurred())) {
+        PyErr_Clear(); /* 0, negative or past 2**64 - 1 */
+        return method_slow(METHOD_RANDBELOW, self, arg);
+    }
+    /* The stdlib's _randbelow_with_getrandbits: the top k bits of a draw,
+       k the bit length of n, again while >= n (under 2 draws expected). */
+    shift = RNG_CLZ64((uint64_t)n);
+    do {
+        err = rng_take(&r, sizeof r);
+        if (RNG_UNLIKELY(err))
+            return entropy_error(err);
+        r >>= shift;
+    } while (r >= n);
+    return PyLong_FromUnsignedLongLong(r);
+}
+
+static PyMethodDef random_methods[] = {
+    {"random", random_method, METH_NOARGS,
+     "random($self, /)\n--\n\nrandom() -> x in the interval [0, 1), with 53 "
+     "random bits."},
+    {"getrandbits", getrandbits_method, METH_O,
+     "getrandbits($self, k, /)\n--\n\ngetrandbits(k) -> x.  Generates an int "
+     "with k random bits."},
+    {"_randbelow", randbelow_method, METH_O,
+     "_randbelow($self, n, /)\n--\n\nReturn a random int in the range [0,n) "
+     "(unbiased)."},
+};
+
+PyObject *arc4py_random_methods(PyObject *base, PyObject *getrandbits_def,
+                                PyObject *randbelow_def)
+{
+    PyObject *out;
+    size_t i;
+
+    if (!PyType_Check(base))
+        return PyErr_Format(PyExc_TypeError, "a type is needed");
+    if (method_fallback[METHOD_GETRANDBITS] != NULL)
+        return PyErr_Format(PyExc_RuntimeError, "random methods made twice");
+    out = PyTuple_New(sizeof random_methods / sizeof random_methods[0]);
+    if (out == NULL)
+        return NULL;
+    for (i = 0; i < sizeof random_methods / sizeof random_methods[0]; i++) {
+        PyObject *d = PyDescr_NewMethod((PyTypeObject *)base, &random_methods[i]);
+
+        if (d == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)i, d);
+    }
+    Py_INCREF(getrandbits_def);
+    Py_INCREF(randbelow_def);
+    method_fallback[METHOD_GETRANDBITS] = getrandbits_def;
+    method_fallback[METHOD_RANDBELOW] = randbelow_def;
+    return out;
+}
+
 /* The C API capsule (arc4py/include/arc4py/capi.h) over capi.c's table. */
 PyObject *arc4py_capi_capsule(void)
 {

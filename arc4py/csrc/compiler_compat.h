@@ -76,6 +76,20 @@
 #define RNG_SIGNAL_FENCE() _ReadWriteBarrier()
 #endif
 
+/* Leading zero bits of a nonzero 64-bit x. */
+#ifdef RNG_GNUC
+#define RNG_CLZ64(x) __builtin_clzll(x)
+#else
+#include <intrin.h>
+static __forceinline int rng_clz64_msvc(unsigned long long x)
+{
+    unsigned long i;
+    _BitScanReverse64(&i, x);
+    return 63 - (int)i;
+}
+#define RNG_CLZ64(x) rng_clz64_msvc(x)
+#endif
+
 /* ---- atomics ------------------------------------------------------------ */
 /* For the few shared words: generations (unsigned long), flags (int), the
    active core (a pointer) and test counters (long). */
