@@ -6,43 +6,140 @@ the OS, rekeyed after every refill (fast key erasure), reseeded after at most
 ``secrets`` or ``random.SystemRandom``::
 
     >>> import arc4py
-    >>> arc4py.arc4random_uniform(6) + 1          # a die roll
-    >>> arc4py.token_urlsafe()                     # a session token
-    >>> arc4py.Random().shuffle(cards)             # the random.Random API
-    >>> numpy.random.Generator(arc4py.BitGenerator()).normal(size=10)
+    >>> roll = arc4py.arc4random_uniform(6) + 1        # a die roll
+    >>> 1 <= roll <= 6
+    True
+    >>> len(arc4py.token_urlsafe())                    # a session token
+    43
+    >>> cards = list(range(52))
+    >>> arc4py.Random().shuffle(cards)                 # the random.Random API
+    >>> sorted(cards) == list(range(52))
+    True
 
 numpy is optional: ``BitGenerator``, ``default_rng`` and the ``size=``
-forms of ``random_u32``/``random_u64`` need it (``pip install 'arc4py[numpy]'``).
+forms of ``random_u32``, ``random_u64``, ``random`` and
+``arc4random_uniform`` need it (``pip install 'arc4py[numpy]'``); without
+it those names are absent or raise ``ImportError`` naming that extra.
 """
 import base64 as _base64
+import os as _os
 import random as _random
 import sys as _sys
 from hmac import compare_digest
+from operator import index as _index
 
-from arc4py._core import (
-    arc4random,
-    arc4random_buf,
-    arc4random_uniform,
-    backend,
-    backends,
-    chacha20_keystream,
-    chacha20_keystream_into,
-    cpu_features,
-    fill,
-    fork_protection,
-    randbelow,
-    randbits,
-    random,
-    random_u32,
-    random_u64,
-    stir,
-)
+
+def _missing_extension(name):
+    """The ImportError for a compiled module ``name`` that is not there."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    if not _os.path.exists(_os.path.join(here, "_core.pyx")):
+        return ImportError(
+            f"Error importing arc4py: its compiled module {name} is missing "
+            f"from {here}, so this installation is incomplete; reinstall "
+            f"arc4py (pip install --force-reinstall arc4py).", name=name)
+    # A source tree (numpy says the same of its own): the current directory
+    # or sys.path put this folder before the installed package.
+    installed = _installed_elsewhere(here)
+    advice = (f"the installed arc4py is in {installed}: leave the source "
+              f"tree (cd elsewhere) and relaunch Python" if installed else
+              "install arc4py (pip install .) and relaunch Python from "
+              "another directory, or build it in place (pip install -e .)")
+    return ImportError(
+        f"Error importing arc4py: you should not try to import arc4py from "
+        f"its source tree ({here}), where its compiled modules are not "
+        f"built ({name} is missing); {advice}.", name=name)
+
+
+def _installed_elsewhere(here):
+    """The sys.path entry holding another built arc4py, or None."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+    this = _os.path.realpath(_os.path.dirname(here))
+    for entry in _sys.path:
+        if not isinstance(entry, str):
+            continue
+        entry = _os.path.realpath(entry or _os.curdir)
+        if entry != this and any(
+                _os.path.exists(_os.path.join(entry, "arc4py", "_core" + suffix))
+                for suffix in EXTENSION_SUFFIXES):
+            return entry
+    return None
+
+
+try:
+    from arc4py._core import (
+        arc4random,
+        arc4random_buf,
+        arc4random_uniform,
+        backend,
+        backends,
+        chacha20_keystream,
+        chacha20_keystream_into,
+        cpu_features,
+        fill,
+        fork_protection,
+        randbelow,
+        randbits,
+        random,
+        random_u32,
+        random_u64,
+        stir,
+    )
+except ModuleNotFoundError as _exc:
+    if not (_exc.name or "").startswith("arc4py._"):
+        raise
+    raise _missing_extension(_exc.name) from _exc
+
+
+def _started_as_command():
+    """Whether this process is the ``arc4py`` command (the console script,
+    or ``python -m arc4py`` while runpy locates it): the command starts
+    even under a bad ARC4PY_BACKEND, so that ``arc4py info`` can say what
+    is wrong and the other commands can refuse in one line."""
+    argv = getattr(_sys, "argv", None) or [""]
+    name = _os.path.basename(str(argv[0])).lower()
+    if name in ("arc4py", "arc4py.exe", "arc4py-script.py"):
+        return True
+    if argv[0] != "-m":
+        return False
+    orig = getattr(_sys, "orig_argv", None)  # Python >= 3.10
+    if orig is None:
+        return True  # -m and a module in arc4py: nothing else tells which
+    return _module_option(orig[1:]) == "arc4py"
+
+
+def _module_option(args):
+    """The module of the interpreter's ``-m`` in ``args``, or None."""
+    args = list(args)
+    while args:
+        arg = args.pop(0)
+        if arg == "--check-hash-based-pycs":
+            args[:1] = []
+        elif arg.startswith("--") or arg == "-":
+            if arg == "--":
+                return None
+        elif arg.startswith("-"):
+            for k, flag in enumerate(arg[1:], 2):
+                if flag in "cmXW":
+                    value = arg[k:] or (args.pop(0) if args else "")
+                    if flag in "cm":
+                        return value if flag == "m" else None
+                    break
+        else:
+            return None  # a script
+    return None
+
+
+from arc4py import _core  # noqa: E402 - loaded just above
+
+if _core._backend_env_error is not None and not _started_as_command():
+    # A new exception each time: the stored one keeps no traceback.
+    raise ValueError(str(_core._backend_env_error)) from None
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "BitGenerator",
     "Random",
+    "SystemRandom",
     "arc4random",
     "arc4random_buf",
     "arc4random_uniform",
@@ -79,7 +176,23 @@ def token_bytes(nbytes=None):
     ``secrets.token_bytes``."""
     if nbytes is None:
         nbytes = DEFAULT_ENTROPY
+    elif type(nbytes) is not int or nbytes < 0:
+        nbytes = _nbytes_arg(nbytes)
     return arc4random_buf(nbytes)
+
+
+def _nbytes_arg(nbytes):
+    """``nbytes`` as an int >= 0, with errors that name it."""
+    if isinstance(nbytes, float):
+        raise TypeError("nbytes must be an int or None, not float")
+    try:
+        n = _index(nbytes)
+    except TypeError:
+        raise TypeError(f"nbytes must be an int or None, not "
+                        f"{type(nbytes).__name__}") from None
+    if n < 0:
+        raise ValueError(f"nbytes must be >= 0, not {n}")
+    return n
 
 
 def token_hex(nbytes=None):
@@ -151,14 +264,24 @@ class Random(_random.Random):
         expovariate = _methods._expovariate_no_default
 
     def seed(self, *args, **kwds):
-        """Does nothing: arc4py seeds itself from the OS."""
+        """Does nothing, as ``random.SystemRandom.seed``: a CSPRNG seeds
+        itself from the OS, and a seed that could reproduce its output
+        would make it predictable.  Use ``random.Random(seed)`` for a
+        reproducible stream."""
         return None
 
     def _notimplemented(self, *args, **kwds):
-        raise NotImplementedError("arc4py.Random has no state to save or restore")
+        raise NotImplementedError(
+            "arc4py.Random has no state to save or restore (so it cannot be "
+            "pickled either): it draws from a CSPRNG seeded by the OS, whose "
+            "output nothing can replay; use random.Random(seed) for a stream "
+            "you can save and restore")
 
     getstate = setstate = _notimplemented
 
+
+#: The ``secrets`` module's name for the same class.
+SystemRandom = Random
 
 _FAST_METHODS = ("randbytes", "uniform",
                  "triangular", "normalvariate", "gauss", "lognormvariate",
@@ -178,8 +301,8 @@ def get_include():
     """The directory holding ``arc4py/capi.h``, for ``include_dirs`` when
     building a C or Cython extension against arc4py's C API (as
     ``numpy.get_include()``)."""
-    import os
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)),
+                         "include")
 
 
 # ---- numpy (loaded on first use) --------------------------------------------
@@ -194,14 +317,50 @@ def _numpy_module():
     return _numpy
 
 
-def default_rng():
+def _numpy_installed():
+    """Whether numpy can be found, without importing it."""
+    from importlib.util import find_spec
+    try:
+        return find_spec("numpy") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def default_rng(seed=None):
     """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
-    every numpy distribution, drawn from the CSPRNG."""
-    return _numpy_module().default_rng()
+    every numpy distribution, drawn from the CSPRNG.
+
+    ``seed`` may only be ``None`` (it is there for the signature of
+    ``numpy.random.default_rng``): a CSPRNG seeds itself from the OS, so
+    any other value is a ``TypeError``; use ``numpy.random.default_rng(seed)``
+    for a reproducible stream.
+    """
+    return _numpy_module().default_rng(seed)
+
+
+# BitGenerator is a numpy class, resolved on first use.  Without numpy it
+# is absent, as the stdlib leaves out a name its platform lacks: not in
+# __all__ or dir(), and an AttributeError (so hasattr() is False) that
+# names the extra.
+if _numpy_installed():
+    __all__.append("BitGenerator")
+    __all__.sort()
 
 
 def __getattr__(name):
-    # BitGenerator is a numpy class: resolve it only when asked for.
     if name == "BitGenerator":
-        return _numpy_module().BitGenerator
+        try:
+            cls = _numpy_module().BitGenerator
+        except ImportError as exc:
+            raise AttributeError(f"module 'arc4py' has no attribute "
+                                 f"'BitGenerator' ({exc})") from None
+        globals()["BitGenerator"] = cls
+        return cls
     raise AttributeError(f"module 'arc4py' has no attribute {name!r}")
+
+
+def __dir__():
+    names = set(globals())
+    if "BitGenerator" in __all__:
+        names.add("BitGenerator")
+    return sorted(names)

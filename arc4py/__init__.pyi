@@ -39,6 +39,7 @@ __version__: str
 __all__ = [
     "BitGenerator",
     "Random",
+    "SystemRandom",
     "arc4random",
     "arc4random_buf",
     "arc4random_uniform",
@@ -76,8 +77,9 @@ def choice(seq: Sequence[_T]) -> _T: ...
 # ---- random.Random drop-in ---------------------------------------------------
 
 class Random(_random.Random):
-    """A random.Random drawing from arc4py; seed() is ignored, getstate()
-    and setstate() raise NotImplementedError."""
+    """A random.Random drawing from arc4py (also named SystemRandom, as in
+    secrets); seed() is ignored, getstate() and setstate() raise
+    NotImplementedError."""
 
     def random(self) -> float: ...
     def getrandbits(self, k: SupportsIndex, /) -> int: ...
@@ -90,6 +92,8 @@ class Random(_random.Random):
     def seed(self, *args: object, **kwds: object) -> None: ...
     def getstate(self, *args: object, **kwds: object) -> NoReturn: ...
     def setstate(self, *args: object, **kwds: object) -> NoReturn: ...
+
+SystemRandom = Random
 
 # ---- C API -------------------------------------------------------------------
 

@@ -23,7 +23,8 @@ import sys
 from arc4py.cli import Parser, bench
 from arc4py.cli.output import write_stdout
 from arc4py.cli.sources import ROW_IDS, ROWS
-from arc4py.cli.timing import UNROLL, Progress, mb_per_s, measure_single
+from arc4py.cli.timing import (UNROLL, Progress, mb_per_s, measure_single_rounds,
+                               summarize)
 
 PROG = "python -m arc4py._bench_capi"
 
@@ -87,8 +88,9 @@ def measure_c_api(rows=None, duration=None, quick=False):
                     return _c_calls, (cmod.time_calls, col, C_KINDS[row.kind],
                                       row.size)
                 progress.show(f"C API {col}  {row.name}")
-                calls, elapsed, _ = measure_single(job, duration)
-                mbps[col] = mb_per_s(calls, row.size, elapsed)
+                # the median of the rounds, as every figure of the report
+                rates = measure_single_rounds(job, duration)[3]
+                mbps[col] = mb_per_s(summarize(rates)["median"], row.size)
                 progress.step()
             out.append({"id": row.id, "label": row.name, "size": row.size,
                         "mbps": mbps})

@@ -177,14 +177,22 @@ def fill(buffer):
         PyBuffer_Release(&view)
 
 
-def arc4random_uniform(upper_bound):
+def arc4random_uniform(upper_bound, size=None):
     """A uniform ``int`` in [0, upper_bound), 1 <= upper_bound <= 2**32,
-    without modulo bias (rejection sampling)."""
+    without modulo bias (rejection sampling); with ``size`` (an int or a
+    tuple) a ``numpy.ndarray`` of uint32 of that shape.
+
+    Unlike the C function, whose ``arc4random_uniform(0)`` returns 0, a
+    bound of 0 is a ``ValueError``: no int lies in [0, 0), and the Python
+    call has an exception to say so where C has only a return value.
+    """
     cdef uint32_t r
     cdef int err
     bound = _int_arg(upper_bound, "upper_bound")
     if bound < 1 or bound > 0x100000000:
         raise ValueError(f"upper_bound must be in [1, 2**32], not {bound}")
+    if size is not None:
+        return _numpy_module().uniform_u32_array(bound, size)
     err = arc4py_rng_uniform(<uint32_t>(bound & 0xFFFFFFFF), &r)
     if err:
         _raise_os_error(err)
@@ -196,11 +204,12 @@ def randbits(k):
     return _random_bits(_size_arg(k, "k"), arc4py_rng_u64, arc4py_rng_buf)
 
 
-def randbelow(n):
-    """A uniform ``int`` in [0, n) for any positive int ``n`` (rejection)."""
-    n = _int_arg(n, "n")
+def randbelow(exclusive_upper_bound):
+    """A uniform ``int`` in [0, exclusive_upper_bound) for any positive int
+    (rejection sampling), like ``secrets.randbelow``."""
+    n = _int_arg(exclusive_upper_bound, "exclusive_upper_bound")
     if n <= 0:
-        raise ValueError(f"n must be > 0, not {n}")
+        raise ValueError(f"exclusive_upper_bound must be > 0, not {n}")
     if n <= 0x100000000:
         return arc4random_uniform(n)
     k = n.bit_length()
@@ -212,15 +221,19 @@ def randbelow(n):
 
 @cython.binding(False)
 @cython.embedsignature(False)
-def random():
-    # The signature line is written out: without it Python 3.13 reports
-    # this no-argument function's signature as (self, /).
-    """random()
+def random(size=None):
+    # The signature line is written out, with the marker that makes it the
+    # __text_signature__: a non-binding function has no other signature.
+    """random(size=None)
 --
 
-A ``float`` in [0.0, 1.0) with 53 random bits."""
+A ``float`` in [0.0, 1.0) with 53 random bits; with ``size`` (an int or
+a tuple) a ``numpy.ndarray`` of float64 of that shape."""
     cdef uint64_t r
-    cdef int err = arc4py_rng_u64(&r)
+    cdef int err
+    if size is not None:
+        return _numpy_module().random_double_array(size)
+    err = arc4py_rng_u64(&r)
     if err:
         _raise_os_error(err)
     return _u64_to_double(r)
@@ -282,9 +295,20 @@ del _debug_buffer_impl
 # ---- core selection at import ----------------------------------------------
 
 # Without ARC4PY_BACKEND the generator takes the dispatch's fastest core
-# itself (rng.c: the one place the default is chosen).
+# itself (rng.c: the one place the default is chosen).  A bad name is kept
+# here and raised by arc4py/__init__.py, which lets the arc4py command
+# start regardless, so that `arc4py info` can show what is wrong.
+_backend_env_error = None
 if _os.environ.get("ARC4PY_BACKEND", ""):
-    _select_backend(_os.environ["ARC4PY_BACKEND"])
+    try:
+        _select_backend(_os.environ["ARC4PY_BACKEND"])
+    except ValueError as _exc:
+        _backend_env_error = ValueError(
+            f"ARC4PY_BACKEND={_os.environ['ARC4PY_BACKEND']!r} in the "
+            f"environment: {_exc}.  Set ARC4PY_BACKEND to one of the cores "
+            f"available here, or unset it to use the fastest; "
+            f"'arc4py info' lists them")
+        del _exc
 
 
 # ---- C API capsule and fast twins of the hot calls (cbind/pyfast.c) ---------

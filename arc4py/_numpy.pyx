@@ -10,6 +10,7 @@ extension module asks.  Import the public names from ``arc4py``.
 """
 cimport numpy as cnp
 from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcpy, memset
 from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
 
 from operator import index as _index
@@ -23,8 +24,8 @@ from arc4py._core import _C_API
 cnp.import_array()
 
 from arc4py._cdefs cimport arc4py_capi
-from arc4py._common cimport (_fill_raw, _generator_table, _int_arg,
-                             _raise_os_error, _size_arg)
+from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _generator_table, _int_arg,
+                             _raise_os_error, _size_arg, _u64_to_double)
 
 # The generator of arc4py._core; every draw below goes through it.
 cdef const arc4py_capi *_api = _generator_table(_C_API)
@@ -92,6 +93,76 @@ def random_u64_array(size):
     What ``arc4py.random_u64(size=...)`` returns.
     """
     return _random_array(size, cnp.NPY_UINT64)
+
+
+def random_double_array(size):
+    """A new C-contiguous ``numpy.ndarray`` of float64 of shape ``size``,
+    each in [0.0, 1.0) with 53 random bits (as ``arc4py.random()``).
+
+    What ``arc4py.random(size=...)`` returns.
+    """
+    cdef cnp.ndarray out = _random_array(size, cnp.NPY_FLOAT64)
+    cdef char *p = <char *>cnp.PyArray_DATA(out)
+    cdef cnp.npy_intp i, n = cnp.PyArray_SIZE(out)
+    cdef uint64_t word
+    cdef double x
+    with nogil:
+        # The random words become floats in place, each 8-byte slot read
+        # as a uint64 and rewritten as the double (memcpy: no aliasing).
+        for i in range(n):
+            memcpy(&word, p + 8 * i, 8)
+            x = _u64_to_double(word)
+            memcpy(p + 8 * i, &x, 8)
+    return out
+
+
+cdef int _uniform_in_place(uint32_t *v, cnp.npy_intp n,
+                           uint32_t bound) noexcept nogil:
+    """Map each of the ``n`` random words at ``v`` into [0, bound) (bound
+    0 standing for 2**32) as arc4py_rng_uniform does, Lemire's
+    multiply-shift, redrawing a word whose low product is biased; 0 or the
+    generator's errno value."""
+    cdef cnp.npy_intp i
+    cdef uint32_t r, threshold
+    cdef uint64_t m
+    cdef int err
+    if bound == 0:
+        return 0
+    threshold = (<uint32_t>(-bound)) % bound  # 2**32 mod bound
+    for i in range(n):
+        r = v[i]
+        m = <uint64_t>r * bound
+        while <uint32_t>m < threshold:
+            err = _api.random_u32(&r)
+            if err:
+                return err
+            m = <uint64_t>r * bound
+        v[i] = <uint32_t>(m >> 32)
+    return 0
+
+
+def uniform_u32_array(upper_bound, size):
+    """A new C-contiguous ``numpy.ndarray`` of uint32 of shape ``size``,
+    each uniform in [0, upper_bound) without modulo bias; ``upper_bound``
+    from 1 to 2**32, checked by the caller.
+
+    What ``arc4py.arc4random_uniform(upper_bound, size=...)`` returns.
+    """
+    cdef uint32_t bound = <uint32_t>(upper_bound & 0xFFFFFFFF)
+    cdef cnp.ndarray out = _random_array(size, cnp.NPY_UINT32)
+    cdef uint32_t *v = <uint32_t *>cnp.PyArray_DATA(out)
+    cdef cnp.npy_intp n = cnp.PyArray_SIZE(out)
+    cdef int err
+    if n * 4 >= NOGIL_BYTES:
+        with nogil:
+            err = _uniform_in_place(v, n, bound)
+    else:
+        err = _uniform_in_place(v, n, bound)
+    if err:
+        # Never hand out part of an array: wipe what was made.
+        memset(v, 0, <size_t>n * 4)
+        _raise_os_error(err)
+    return out
 
 
 # ---- numpy's bitgen_t -----------------------------------------------------------
@@ -173,10 +244,7 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     def __init__(self, seed=None):
         if seed is not None:
-            raise TypeError(
-                "arc4py.BitGenerator cannot be seeded: it is a CSPRNG seeded "
-                "from the OS, and a seeded stream would be reproducible; use "
-                "e.g. numpy.random.PCG64(seed) for a reproducible stream")
+            _refuse_seed("arc4py.BitGenerator", seed)
         # A seedless sequence: no OS entropy spent on a seed nobody uses.
         super().__init__(_Seedless())
         # Again: the base __init__ resets the bitgen_t's state pointer.
@@ -250,7 +318,25 @@ def _bit_generator_ctor(name=_STATE_NAME):
     return BitGenerator()
 
 
-def default_rng():
+def _refuse_seed(what, seed):
+    # The type only: a seed can be a large array or sequence.
+    raise TypeError(
+        f"{what} cannot be seeded (seed must be None, not "
+        f"{type(seed).__name__}): it is a CSPRNG that seeds itself from the "
+        f"OS, and a stream a seed could reproduce would not be secret.  For "
+        f"a reproducible stream use numpy.random.default_rng(seed) or "
+        f"numpy.random.PCG64(seed).")
+
+
+def default_rng(seed=None):
     """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
-    every numpy distribution, drawn from the CSPRNG."""
+    every numpy distribution, drawn from the CSPRNG.
+
+    ``seed`` is there for the signature of ``numpy.random.default_rng``
+    and may only be ``None``: any other value is a ``TypeError`` (a CSPRNG
+    seeds itself from the OS; use ``numpy.random.default_rng(seed)`` for a
+    reproducible stream).
+    """
+    if seed is not None:
+        _refuse_seed("arc4py.default_rng", seed)
     return _Generator(BitGenerator())

@@ -1,16 +1,17 @@
 """arc4py's numpy features against numpy's own generators, as ratios.
 
 A script, not a test: ``python bench/bench_numpy.py [--repeat N] [--json]``.
-Each pair is measured in the same run, interleaved (ours, theirs, ours, ...),
-and the best of N repeats kept for each side, so a noisy shared machine
-moves both alike.  A ratio is numpy's time / arc4py's time: above 1.0 means
-arc4py is faster.
+Each pair is measured in the same run, interleaved (ours, theirs, ours, ...)
+over N rounds, so a noisy shared machine moves both alike.  Each side is
+the median of its rounds, with their spread (median absolute deviation,
+scaled to a standard deviation; '!' marks a spread above 10% of the
+median: unstable, as pyperf flags it).  A ratio is numpy's median time /
+arc4py's: above 1.0 means arc4py is faster.
 
-The three comparisons and their bars:
-  random_u32(size=2**20) vs default_rng().integers(0, 2**32, ..., uint32)   >= 1.5x
-  BitGenerator().random_raw(2**17) vs PCG64().random_raw(2**17)             >= 1.0x
+The three comparisons:
+  random_u32(size=2**20) vs default_rng().integers(0, 2**32, ..., uint32)
+  BitGenerator().random_raw(2**17) vs PCG64().random_raw(2**17)
   Generator(BitGenerator()).random(10**6) vs default_rng().random(10**6)
-                                                    within 1.3x (>= 0.77)
 
 Then, for context, ns per value of Generator(X).random(10**6) for every
 numpy bit generator X and arc4py's.  numpy's Generator calls the bit
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 import timeit
 
 import numpy as np
@@ -33,74 +35,86 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import arc4py
 
+from arc4py.cli.report import fmt_spread, unstable_note
+from arc4py.cli.timing import summarize
 
-def best_of(func, number, repeat):
-    """Per-call seconds: the best of ``repeat`` runs of ``number`` calls."""
-    return min(timeit.repeat(func, number=number, repeat=repeat)) / number
+
+def per_call(func, number):
+    """One round: seconds per call over ``number`` calls."""
+    return timeit.timeit(func, number=number) / number
 
 
 def compare(ours, theirs, number, repeat):
-    """Interleave the two so drifts in machine load hit both alike."""
+    """Interleave the two so drifts in machine load hit both alike; the
+    summaries (timing.summarize) of each side's per-call seconds."""
     ours(), theirs()  # warm up: first-use costs, page faults
     t_ours, t_theirs = [], []
     for _ in range(repeat):
-        t_ours.append(best_of(ours, number, 1))
-        t_theirs.append(best_of(theirs, number, 1))
-    return min(t_ours), min(t_theirs)
+        t_ours.append(per_call(ours, number))
+        t_theirs.append(per_call(theirs, number))
+    return summarize(t_ours), summarize(t_theirs)
 
 
 def cases():
     n32 = 2 ** 20
     rng = np.random.default_rng()
-    yield ("random_u32(size=2**20) vs Generator.integers(uint32)", 1.5,
+    yield ("random_u32(size=2**20) vs Generator.integers(uint32)",
            lambda: arc4py.random_u32(size=n32),
            lambda: rng.integers(0, 2 ** 32, size=n32, dtype=np.uint32), 20)
 
     bg = arc4py.BitGenerator()
     pcg = np.random.PCG64()
     nraw = 2 ** 17
-    yield ("BitGenerator().random_raw(2**17) vs PCG64().random_raw(2**17)", 1.0,
+    yield ("BitGenerator().random_raw(2**17) vs PCG64().random_raw(2**17)",
            lambda: bg.random_raw(nraw), lambda: pcg.random_raw(nraw), 40)
 
     ours_gen = np.random.Generator(arc4py.BitGenerator())
     theirs_gen = np.random.default_rng()
     nrand = 10 ** 6
     yield ("Generator(BitGenerator()).random(10**6) vs default_rng().random(10**6)",
-           1 / 1.3, lambda: ours_gen.random(nrand),
+           lambda: ours_gen.random(nrand),
            lambda: theirs_gen.random(nrand), 5)
 
 
 def per_value_context(repeat):
-    """ns per value of Generator(X).random(10**6), best of ``repeat``,
-    interleaved over numpy's bit generators and arc4py's."""
+    """Summaries of the ns per value of Generator(X).random(10**6) over
+    ``repeat`` rounds, interleaved over numpy's bit generators and
+    arc4py's."""
     n = 10 ** 6
     gens = [("arc4py.BitGenerator", np.random.Generator(arc4py.BitGenerator()))]
     for name in ("PCG64", "PCG64DXSM", "SFC64", "Philox", "MT19937"):
         gens.append((name, np.random.Generator(getattr(np.random, name)())))
-    best = {name: float("inf") for name, _ in gens}
+    samples = {name: [] for name, _ in gens}
     for _name, g in gens:
         g.random(n)  # warm up
     for _ in range(repeat):
         for name, g in gens:
-            best[name] = min(best[name], best_of(lambda g=g: g.random(n), 1, 1))
-    return {name: t / n * 1e9 for name, t in best.items()}
+            samples[name].append(per_call(lambda g=g: g.random(n), 1) / n * 1e9)
+    return {name: summarize(v) for name, v in samples.items()}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15,
-                        help="repeats per side; the best is kept (default 15)")
+                        help="interleaved rounds per side (default 15)")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--no-context", action="store_true",
                         help="skip the per-value table of numpy's generators")
     args = parser.parse_args(argv)
+    if args.repeat < 2:
+        parser.error("--repeat must be >= 2 (a spread needs two rounds)")
 
     results = []
-    for name, bar, ours, theirs, number in cases():
-        t_ours, t_theirs = compare(ours, theirs, number, args.repeat)
-        ratio = t_theirs / t_ours
-        results.append({"case": name, "arc4py_s": t_ours, "numpy_s": t_theirs,
-                        "ratio": ratio, "bar": bar, "meets_bar": ratio >= bar})
+    for name, ours, theirs, number in cases():
+        s_ours, s_theirs = compare(ours, theirs, number, args.repeat)
+        results.append({"case": name, "arc4py_s": s_ours["median"],
+                        "numpy_s": s_theirs["median"],
+                        "arc4py_spread": s_ours["spread"],
+                        "numpy_spread": s_theirs["spread"],
+                        "arc4py_unstable": s_ours["unstable"],
+                        "numpy_unstable": s_theirs["unstable"],
+                        "rounds": args.repeat,
+                        "ratio": s_theirs["median"] / s_ours["median"]})
 
     context = None if args.no_context else per_value_context(args.repeat)
 
@@ -110,17 +124,27 @@ def main(argv=None):
                           "random_ns_per_value": context}, indent=2))
         return 0
     print(f"arc4py {arc4py.__version__} (core {arc4py.backend()}), "
-          f"numpy {np.__version__}; ratio = numpy time / arc4py time")
+          f"numpy {np.__version__}; median of {args.repeat} interleaved "
+          f"rounds ± their spread; ratio = numpy time / arc4py "
+          f"time")
+    unstable = False
     for r in results:
-        flag = "ok " if r["meets_bar"] else "LOW"
-        print(f"  {flag} {r['ratio']:5.2f}x (bar {r['bar']:.2f}x)  "
-              f"arc4py {r['arc4py_s'] * 1e3:8.3f} ms  "
-              f"numpy {r['numpy_s'] * 1e3:8.3f} ms  {r['case']}")
+        unstable |= r["arc4py_unstable"] or r["numpy_unstable"]
+        print(f"  {r['ratio']:5.2f}x  "
+              f"arc4py {r['arc4py_s'] * 1e3:8.3f} ms "
+              f"{fmt_spread(r['arc4py_spread'], r['arc4py_unstable']):>6}  "
+              f"numpy {r['numpy_s'] * 1e3:8.3f} ms "
+              f"{fmt_spread(r['numpy_spread'], r['numpy_unstable']):>6}  "
+              f"{r['case']}")
     if context:
         print("Generator(X).random(10**6), ns per value (one next_double call "
               "each):")
-        for name, ns in sorted(context.items(), key=lambda kv: kv[1]):
-            print(f"  {ns:6.2f} ns  {name}")
+        for name, s in sorted(context.items(), key=lambda kv: kv[1]["median"]):
+            unstable |= s["unstable"]
+            print(f"  {s['median']:6.2f} ns "
+                  f"{fmt_spread(s['spread'], s['unstable']):>6}  {name}")
+    if unstable:
+        print(textwrap.fill(unstable_note(), 79))
     return 0
 
 

@@ -5,19 +5,19 @@ stdlib's Mersenne Twister (``random.Random``) and ``random.SystemRandom``.
 
 The three classes are timed interleaved (MT, arc4py, SystemRandom, MT, ...)
 over many short rounds, because the machine is shared and noisy.  Each
-figure is the median ns per call over the rounds, with the spread (the
-interquartile range as a share of the median); a figure whose spread passes
-10 % is marked unstable ("~").  The ratio is MT's median over arc4py's:
+figure is the median ns per call over the rounds with its spread (as
+``arc4py bench`` gives it: the scaled median absolute deviation over the
+median); a figure whose spread passes 10 % is marked unstable ("!").  The ratio is MT's median over arc4py's:
 above 1.00 arc4py is faster.
 """
 import argparse
 import math
 import random
-import statistics
 import sys
 import timeit
 
 import arc4py
+from arc4py.cli.timing import UNSTABLE_SPREAD, summarize
 
 # (label, call): the call is a method of ``r`` with its arguments.
 CALLS = [
@@ -55,7 +55,6 @@ if sys.version_info >= (3, 12):
 
 CLASSES = [("random.Random", random.Random), ("arc4py.Random", arc4py.Random),
            ("SystemRandom", random.SystemRandom)]
-UNSTABLE = 0.10
 
 
 def setup_for(cls):
@@ -70,11 +69,6 @@ def ns_per_call(call, cls, calls):
     return timer.timeit(calls) / calls * 1e9
 
 
-def spread(values):
-    q = statistics.quantiles(values, n=4)
-    return (q[2] - q[0]) / statistics.median(values)
-
-
 def measure(call, rounds, calls):
     times = {name: [] for name, _ in CLASSES}
     for _ in range(rounds):
@@ -84,8 +78,9 @@ def measure(call, rounds, calls):
 
 
 def figure(values):
-    mark = "~" if spread(values) > UNSTABLE else " "
-    return f"{statistics.median(values):8.1f}{mark} ±{spread(values):4.0%}"
+    stats = summarize(values)
+    mark = "!" if stats["unstable"] else " "
+    return f"{stats['median']:8.1f}{mark} ±{stats['spread']:4.0%}"
 
 
 def main(argv=None):
@@ -106,16 +101,16 @@ def main(argv=None):
 
     print(f"Python {sys.version.split()[0]}, arc4py {arc4py.__version__} "
           f"(core {arc4py.backend()}); ns per call, median of {args.rounds} "
-          f"interleaved rounds of {args.calls} calls, ± interquartile range "
-          f"(~: above {UNSTABLE:.0%})")
+          f"interleaved rounds of {args.calls} calls, ± spread "
+          f"(!: above {UNSTABLE_SPREAD:.0%})")
     head = f"{'method':<24}" + "".join(f"{n:>20}" for n, _ in CLASSES)
     print(head + f"{'MT / arc4py':>13}")
     print("-" * len(head + " " * 13))
     ratios = []
     for label, call in chosen:
         t = measure(call, args.rounds, args.calls)
-        ratio = (statistics.median(t["random.Random"])
-                 / statistics.median(t["arc4py.Random"]))
+        ratio = (summarize(t["random.Random"])["median"]
+                 / summarize(t["arc4py.Random"])["median"])
         ratios.append(ratio)
         print(f"{label:<24}" + "".join(f"{figure(t[n]):>20}" for n, _ in CLASSES)
               + f"{ratio:12.2f}x")

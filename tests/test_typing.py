@@ -42,6 +42,10 @@ GOOD_CORE = """
     assert_type(arc4py.arc4random_buf(16), bytes)
     assert_type(arc4py.arc4random_uniform(6), int)
     assert_type(arc4py.randbelow(10 ** 30), int)
+    assert_type(arc4py.randbelow(exclusive_upper_bound=7), int)
+    assert_type(arc4py.SystemRandom().random(), float)
+    assert_type(arc4py.arc4random_uniform(6, None), int)
+    assert_type(arc4py.random(None), float)
     assert_type(arc4py.randbits(300), int)
     assert_type(arc4py.random(), float)
     assert_type(arc4py.fill(bytearray(8)), int)
@@ -93,6 +97,9 @@ GOOD_NUMPY = """
     assert_type(arc4py.random_u32(size=3), npt.NDArray[np.uint32])
     assert_type(arc4py.random_u32((2, 3)), npt.NDArray[np.uint32])
     assert_type(arc4py.random_u64(size=[4]), npt.NDArray[np.uint64])
+    assert_type(arc4py.random(size=(2, 2)), npt.NDArray[np.float64])
+    assert_type(arc4py.arc4random_uniform(6, size=3), npt.NDArray[np.uint32])
+    assert_type(arc4py.default_rng(None), np.random.Generator)
     assert_type(arc4py.fill(np.zeros((2, 2), dtype=np.float32)), int)
 
     bg = arc4py.BitGenerator()
@@ -114,7 +121,7 @@ BAD = """
     arc4py.arc4random_buf("x")  # E: arg-type
     arc4py.arc4random_buf(1.5)  # E: arg-type
     arc4py.fill(3)  # E: arg-type
-    arc4py.arc4random_uniform("6")  # E: arg-type
+    arc4py.arc4random_uniform("6")  # E: arg-type|call-overload
     s: str = arc4py.arc4random()  # E: assignment
     b: bytes = arc4py.token_hex()  # E: assignment
     arc4py.random_u32(size="3")  # E: arg-type
@@ -130,7 +137,8 @@ BAD_NUMPY = """
     import arc4py
 
     arc4py.BitGenerator(5)  # E: arg-type
-    arc4py.default_rng(1)  # E: call-arg
+    arc4py.default_rng(1)  # E: arg-type
+    arc4py.random(size="3")  # E: arg-type|call-overload
 """
 
 

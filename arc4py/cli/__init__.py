@@ -67,4 +67,12 @@ def main(argv=None):
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    if args.command != "info":
+        # A bad ARC4PY_BACKEND: arc4py let this command start (with the
+        # fastest core) so that `arc4py info` can show it; the others
+        # would measure or emit with a core nobody asked for.
+        problem = info.backend_env_error()
+        if problem is not None:
+            sys.stderr.write(f"arc4py {args.command}: error: {problem}\n")
+            return 2
     return COMMANDS[args.command].run(args)

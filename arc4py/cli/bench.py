@@ -146,8 +146,12 @@ def _select_cores(spec):
     return names
 
 
-def _figure(source, row, threads, calls, elapsed):
-    from arc4py.cli.timing import mb_per_s
+def _figure(source, row, threads, calls, elapsed, rates):
+    """One figure; ``rates`` are its rounds' calls per second.  mb_per_s is
+    their median (what the report shows), spread their spread over that
+    median (timing.summarize)."""
+    from arc4py.cli.timing import mb_per_s, summarize
+    stats = summarize(rates)
     return {
         "source": source.key,
         "row": row.id,
@@ -156,26 +160,31 @@ def _figure(source, row, threads, calls, elapsed):
         "threads": threads,
         "calls": calls,
         "seconds": elapsed,
-        "mb_per_s": mb_per_s(calls, row.size, elapsed),
-        "calls_per_s": calls / elapsed,
+        "mb_per_s": mb_per_s(stats["median"], row.size),
+        "calls_per_s": stats["median"],
+        "rounds": stats["rounds"],
+        "spread": stats["spread"],
+        "unstable": stats["unstable"],
     }
 
 
 def _measure_in_process(sources, rows, threads, duration, progress):
-    from arc4py.cli.timing import measure_multi, measure_single
+    from arc4py.cli.timing import measure_multi_rounds, measure_single_rounds
     figures = []
     for row in rows:
         for src in sources:
             def job(src=src, row=row):
                 return src.job(row)
             progress.show(f"{src.label}  {row.name}  1 thread")
-            calls, elapsed, batch = measure_single(job, duration)
-            figures.append(_figure(src, row, 1, calls, elapsed))
+            calls, elapsed, batch, rates = measure_single_rounds(job, duration)
+            figures.append(_figure(src, row, 1, calls, elapsed, rates))
             progress.step()
             if threads > 1:
                 progress.show(f"{src.label}  {row.name}  {threads} threads")
-                calls, elapsed = measure_multi(job, threads, duration, batch)
-                figures.append(_figure(src, row, threads, calls, elapsed))
+                calls, elapsed, rates = measure_multi_rounds(
+                    job, threads, duration, batch)
+                figures.append(_figure(src, row, threads, calls, elapsed,
+                                       rates))
                 progress.step()
     return figures
 

@@ -25,9 +25,11 @@ DESCRIPTION = f"""\
 Write N random bytes from arc4py's generator to stdout, as raw binary
 (or with --hex as 2N lowercase hex digits and a newline).
 
-N is an integer >= 0, optionally with a suffix K, M or G (KiB, MiB, GiB:
-'4K' is 4096), or '-' for an endless stream, for piping into test batteries
-such as dieharder or PractRand.  A reader that closes the pipe early
+N is an integer >= 0, optionally with a unit, in any case: K, M, G or
+KiB, MiB, GiB for powers of 1024 ('4K' and '4KiB' are 4096), KB, MB, GB for
+powers of 1000 ('4kB' is 4000), as dd and head take them; or '-' for an
+endless stream, for piping into test batteries such as dieharder or
+PractRand.  A reader that closes the pipe early
 (| head -c 100) ends the command quietly with status 0.
 
 By default the bytes come from large fills, each generated straight into
@@ -36,7 +38,11 @@ arc4random_buf(K) calls instead (K from 1 to {MAX_REQUEST_SIZE}: the buffered
 path that small requests take, rekeying every {BUFFER_BYTES} bytes), so that a
 test battery can judge that path too."""
 
-_SUFFIXES = {"": 0, "K": 10, "KIB": 10, "M": 20, "MIB": 20, "G": 30, "GIB": 30}
+#: N's units (upper case), as dd(1) and head(1) read them: binary with or
+#: without "iB", decimal with "B".
+_UNITS = {"": 1, "K": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MIB": 1 << 20,
+          "G": 1 << 30, "GIB": 1 << 30, "KB": 10 ** 3, "MB": 10 ** 6,
+          "GB": 10 ** 9}
 
 
 def add_parser(sub):
@@ -45,8 +51,9 @@ def add_parser(sub):
     y = sub.add_parser("bytes", help=HELP, description=DESCRIPTION,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     y.add_argument("count", metavar="N",
-                   help="how many bytes: an integer >= 0 (suffix K, M or G "
-                        "allowed) or '-' for an endless stream")
+                   help="how many bytes: an integer >= 0, with an optional "
+                        "unit (K/KiB, M/MiB, G/GiB: 1024**n; KB, MB, GB: "
+                        "1000**n) or '-' for an endless stream")
     y.add_argument("--hex", action="store_true",
                    help="write lowercase hex digits (2 per byte) instead of "
                         "binary, with a newline at the end of a finite N")
@@ -58,17 +65,20 @@ def add_parser(sub):
 
 
 def parse_count(text):
-    """N for ``arc4py bytes``: an int >= 0, or None for '-' (endless)."""
+    """N for ``arc4py bytes``: an int >= 0, or None for '-' (endless).
+
+    Digits, then at most one unit from ``_UNITS`` in any case; nothing
+    else, not even spaces (a shell quoting slip should not pass)."""
     if text == "-":
         return None
-    s = text.strip()
-    digits = s.rstrip("KkMmGgIiBb")
-    suffix = s[len(digits):].upper()
+    digits = text.rstrip("KkMmGgIiBb")
+    unit = text[len(digits):].upper()
     if (not digits or not digits.isdigit() or not digits.isascii()
-            or suffix not in _SUFFIXES):
-        raise ValueError(f"N must be an integer >= 0 (suffix K, M or G "
-                         f"allowed) or '-', not {text!r}")
-    return int(digits) << _SUFFIXES[suffix]
+            or unit not in _UNITS):
+        raise ValueError(f"N must be an integer >= 0, with an optional unit "
+                         f"(K, KiB, KB, M, MiB, MB, G, GiB, GB), or '-', not "
+                         f"{text!r}")
+    return int(digits) * _UNITS[unit]
 
 
 def _chunks(count, size):

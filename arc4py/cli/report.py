@@ -3,6 +3,8 @@ bench/*.py), the text report, the C-API table and the plot.  The JSON
 report is the dict these read, printed as it is."""
 import textwrap
 
+from arc4py.cli.timing import UNSTABLE_SPREAD
+
 #: What every figure is, as the first line of a report says it.
 UNIT = "MB/s (1 MB = 10**6 bytes; MB/s = calls x bytes per call / elapsed)"
 
@@ -44,11 +46,29 @@ def size_label(n, unit=""):
     return f"{n} {unit}" if unit else str(n)
 
 
-def _cell(v, base):
-    """A rate, with its ratio to ``base`` when there is one."""
+def fmt_spread(spread, unstable=False):
+    """A figure's spread over its rounds: '±3%', with '!' if unstable."""
+    return f"±{spread * 100:.0f}%" + ("!" if unstable else "")
+
+
+def _cell(v, base, fig=None):
+    """A rate, with its spread when ``fig`` (its figure) has one and its
+    ratio to ``base`` when there is one."""
     if v is None:
         return "-"
-    return fmt_rate(v) + (f" ({fmt_ratio(v / base)})" if base else "")
+    spread = ""
+    if fig is not None and "spread" in fig:
+        spread = " " + fmt_spread(fig["spread"], fig.get("unstable", False))
+    return fmt_rate(v) + spread + (f" ({fmt_ratio(v / base)})" if base else "")
+
+
+def unstable_note(what="figure"):
+    """The note under a table that flagged an unstable figure."""
+    return (f"! unstable: the {what}'s rounds spread by more than "
+            f"{UNSTABLE_SPREAD:.0%} of their median; the machine was busy or "
+            f"changed speed while it ran.  Run it again on an idle machine, "
+            f"or for longer.  (± is the rounds' median absolute deviation, "
+            f"scaled to a standard deviation.)")
 
 
 def _notes(notes):
@@ -64,8 +84,9 @@ def format_report(report):
     cols = report["columns"]
     rows = report["rows"]
     threads = report["threads"]
-    by = {(f["source"], f["row"], f["threads"]): f["mb_per_s"]
-          for f in report["figures"]}
+    figs = {(f["source"], f["row"], f["threads"]): f
+            for f in report["figures"]}
+    by = {k: f["mb_per_s"] for k, f in figs.items()}
     base = "os.urandom" if "os.urandom" in cols and len(cols) > 1 else None
 
     out = [
@@ -75,7 +96,7 @@ def format_report(report):
         f"({report['python_implementation']})",
         f"generator core: {report['backend']} (available: "
         f"{', '.join(report['backends'])}); {report['duration']:.3g} s "
-        f"per figure",
+        f"per figure: the median of its rounds, ± their spread",
     ]
     measured = [c.split(":", 1)[1] for c in cols if c.startswith("arc4py:")]
     if measured != [report["backend"]]:
@@ -92,11 +113,14 @@ def format_report(report):
         for r in rows:
             b = by.get((base, r["id"], nthreads))
             lines.append([r["name"]] + [
-                _cell(by.get((c, r["id"], nthreads)), b if c != base else None)
+                _cell(by.get((c, r["id"], nthreads)), b if c != base else None,
+                      figs.get((c, r["id"], nthreads)))
                 for c in cols])
         out += table(["request"] + cols, lines)
 
     notes = []
+    if any(f.get("unstable") for f in report["figures"]):
+        notes.append(unstable_note())
     if threads > 1:
         notes.append(
             f"Multi-thread figures add up the bytes of all {threads} threads. "

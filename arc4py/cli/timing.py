@@ -1,10 +1,18 @@
 """How ``arc4py bench`` (and bench/*.py) time calls: unrolled loops,
-calibration, timed runs in one thread and in many, and a progress line.
+calibration, timed runs in one thread and in many, the median and spread
+of a figure's rounds, and a progress line.
 
 Every figure follows the C library's bench-arc4random::
 
     MB/s = calls * bytes per call / elapsed seconds      (1 MB = 10**6 bytes)
+
+A figure is timed as several rounds; it is reported as their median, with
+their spread (the median absolute deviation, scaled to match a standard
+deviation) relative to it, and flagged unstable when the spread is more
+than UNSTABLE_SPREAD of the median (pyperf's rule of thumb).  Both are
+robust: one round a neighbour disturbed moves neither.
 """
+import statistics
 import sys
 import time
 from itertools import repeat as _repeat
@@ -12,10 +20,21 @@ from itertools import repeat as _repeat
 MB = 10 ** 6
 
 
-def mb_per_s(calls, nbytes, seconds):
-    """The figure of ``calls`` calls of ``nbytes`` bytes each in ``seconds``."""
-    return calls * nbytes / seconds / MB
+def mb_per_s(calls_per_s, nbytes):
+    """The figure of ``calls_per_s`` calls a second of ``nbytes`` bytes each."""
+    return calls_per_s * nbytes / MB
 
+#: A figure whose rounds spread by more than this fraction of their median
+#: is flagged unstable (as pyperf flags a std dev > 10% of the mean): the
+#: machine was too busy for the figure to mean much.
+UNSTABLE_SPREAD = 0.10
+
+#: The median absolute deviation times this estimates the standard
+#: deviation of normally distributed rounds (1 / Phi^-1(3/4)).
+_MAD_TO_SD = 1.4826
+
+#: Rounds of a multi-thread figure (each a barrier, then all threads timed).
+MULTI_ROUNDS = 5
 
 #: Calls per trip round a timing loop (the loops are unrolled this much so
 #: that the loop itself weighs little beside the call being measured).
@@ -103,6 +122,33 @@ def timed(loop, args, batch, duration):
             return trips * UNROLL, t0, t
 
 
+def timed_rounds(loop, args, batch, duration):
+    """Run batches until ``duration`` has passed, timing each: (calls,
+    t_start, t_end, [seconds of each batch]); each batch is a round."""
+    perf = time.perf_counter
+    rounds = []
+    t0 = t = perf()
+    deadline = t0 + duration
+    while True:
+        loop(batch, *args)
+        t_prev, t = t, perf()
+        rounds.append(t - t_prev)
+        if t >= deadline:
+            return len(rounds) * batch * UNROLL, t0, t, rounds
+
+
+def summarize(values):
+    """The median of a figure's per-round ``values`` and their spread:
+    {"median", "spread" (scaled median absolute deviation / median; 0.0
+    for one round), "rounds", "unstable" (spread > UNSTABLE_SPREAD)}."""
+    values = list(values)
+    median = statistics.median(values)
+    mad = statistics.median(abs(v - median) for v in values)
+    spread = mad * _MAD_TO_SD / median if median > 0 else 0.0
+    return {"median": median, "spread": spread, "rounds": len(values),
+            "unstable": spread > UNSTABLE_SPREAD}
+
+
 def batch_target(duration):
     """Seconds per calibrated batch for a figure of ``duration`` seconds."""
     return min(max(duration / 10, 0.0005), 0.05)
@@ -111,28 +157,46 @@ def batch_target(duration):
 def measure_single(job, duration):
     """``job()`` -> (loop, args), timed in this thread for ``duration``
     seconds: (calls, elapsed seconds, batch size calibrated)."""
+    calls, elapsed, batch, _ = measure_single_rounds(job, duration)
+    return calls, elapsed, batch
+
+
+def measure_single_rounds(job, duration):
+    """As measure_single, plus the calls per second of each round (each
+    calibrated batch): (calls, elapsed, batch, [calls/s per round])."""
     loop, args = job()
     batch = calibrate(loop, args, batch_target(duration))
-    calls, t0, t1 = timed(loop, args, batch, duration)
-    return calls, t1 - t0, batch
+    calls, t0, t1, rounds = timed_rounds(loop, args, batch, duration)
+    return calls, t1 - t0, batch, [batch * UNROLL / dt for dt in rounds]
 
 
 def measure_multi(job, threads, duration, batch):
     """``threads`` threads, each with its own ``job()`` (its own buffers and
     generator), started together: (calls of all, seconds from the first
     start to the last finish)."""
+    calls, elapsed, _ = measure_multi_rounds(job, threads, duration, batch,
+                                             rounds=1)
+    return calls, elapsed
+
+
+def measure_multi_rounds(job, threads, duration, batch, rounds=MULTI_ROUNDS):
+    """As measure_multi, in ``rounds`` rounds of ``duration / rounds``
+    seconds, the threads starting each round together: (calls of all,
+    seconds of all rounds, [aggregate calls/s per round])."""
     import threading
 
     barrier = threading.Barrier(threads)
-    results = [None] * threads
+    results = [[] for _ in range(threads)]
     errors = []
+    per_round = duration / rounds
 
     def worker(i):
         try:
             loop, args = job()
             loop(1, *args)          # this thread's state and buffers, warm
-            barrier.wait()
-            results[i] = timed(loop, args, batch, duration)
+            for _ in range(rounds):
+                barrier.wait()
+                results[i].append(timed(loop, args, batch, per_round))
         except threading.BrokenBarrierError:
             pass
         except BaseException as exc:  # re-raised in the calling thread
@@ -148,8 +212,16 @@ def measure_multi(job, threads, duration, batch):
         t.join()
     if errors:
         raise errors[0]
-    calls = sum(r[0] for r in results)
-    return calls, max(r[2] for r in results) - min(r[1] for r in results)
+    calls = elapsed = 0
+    rates = []
+    for k in range(rounds):
+        got = [r[k] for r in results]
+        n = sum(g[0] for g in got)
+        dt = max(g[2] for g in got) - min(g[1] for g in got)
+        calls += n
+        elapsed += dt
+        rates.append(n / dt)
+    return calls, elapsed, rates
 
 
 class Progress:

@@ -116,8 +116,8 @@ def op_scalars(d):
                  arc4py.cpu_features, arc4py.fork_protection])
     extra = d.int_in(0, 2) if d.chance(60) else 0
     args = [wrap_int(d, raw_int(d)) for _ in range(extra)]
-    if fn in (arc4py.arc4random, arc4py.random_u32, arc4py.random_u64) \
-            and extra == 1:  # size=: an array
+    if fn in (arc4py.arc4random, arc4py.random_u32, arc4py.random_u64,
+              arc4py.random) and extra == 1:  # size=: an array
         return op_arrays(d, fn, args[0])
     ok, r = call(fn, *args)
     if extra:
@@ -188,7 +188,8 @@ def op_arrays(d, fn=None, size=None):
     if np is None:
         return
     if fn is None:
-        fn = d.pick([arc4py.arc4random, arc4py.random_u32, arc4py.random_u64])
+        fn = d.pick([arc4py.arc4random, arc4py.random_u32, arc4py.random_u64,
+                     arc4py.random])
         size = size_tuple(d)
     total = elements(size)
     if total is not None and MIB // 8 < total < HUGE and not isinstance(size, bool):
@@ -197,14 +198,17 @@ def op_arrays(d, fn=None, size=None):
     if not ok:
         return  # any allowed error is fine for an odd size
     if size is None:
-        check(type(r) is int, "scalar")
+        check(type(r) is (float if fn is arc4py.random else int), "scalar")
         return
-    want = np.uint64 if fn is arc4py.random_u64 else np.uint32
+    want = {arc4py.random_u64: np.uint64, arc4py.random: np.float64}.get(
+        fn, np.uint32)
     check(isinstance(r, np.ndarray) and r.dtype == want and r.flags.c_contiguous,
           f"{fn.__name__}(size={size!r}) -> {type(r)}")
     if total is not None:
         check(r.size == total, "array size")
     check(r.nbytes < 32 or r.any(), "32+ zero bytes in an array")
+    if fn is arc4py.random:
+        check(bool(((r >= 0.0) & (r < 1.0)).all()), "random(size=) range")
 
 
 def op_fill(d):
