@@ -23,8 +23,7 @@ import sys
 from arc4py.cli import Parser, bench
 from arc4py.cli.output import write_stdout
 from arc4py.cli.sources import ROW_IDS, ROWS
-from arc4py.cli.timing import (UNROLL, Progress, mb_per_s, measure_single_rounds,
-                               summarize)
+from arc4py.cli.timing import UNROLL, Progress, mb_per_s, measure_single_rounds, summarize
 
 PROG = "python -m arc4py._bench_capi"
 

@@ -7,8 +7,8 @@ The three classes are timed interleaved (MT, arc4py, SystemRandom, MT, ...)
 over many short rounds, because the machine is shared and noisy.  Each
 figure is the median ns per call over the rounds with its spread (as
 ``arc4py bench`` gives it: the scaled median absolute deviation over the
-median); a figure whose spread passes 10 % is marked unstable ("!").  The ratio is MT's median over arc4py's:
-above 1.00 arc4py is faster.
+median); a figure whose spread passes 10 % is marked unstable ("!").
+The ratio is MT's median over arc4py's: above 1.00 arc4py is faster.
 """
 import argparse
 import math
