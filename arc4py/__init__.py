@@ -232,12 +232,13 @@ class Random(_random.Random):
     ignored, ``getstate()`` and ``setstate()`` raise ``NotImplementedError``.
     """
 
-    # random, getrandbits and _randbelow are C method descriptors of the
-    # stdlib's C base class, as the Mersenne Twister's own are: CPython
-    # specialises calls to those (arc4py/cbind/pyfast.c).  The others are
-    # binding Cython functions taking ``self``, methods like any other.
-    random, getrandbits, _randbelow = _random_method_descriptors(
+    # getrandbits and _randbelow are C method descriptors of the stdlib's C
+    # base class, as the Mersenne Twister's own are: CPython specialises
+    # calls to those (arc4py/cbind/pyfast.c).  The others are binding Cython
+    # functions taking ``self``, methods like any other.
+    getrandbits, _randbelow = _random_method_descriptors(
         _random.Random.__base__, _methods.getrandbits, _methods._randbelow)
+    random = _methods.random
     randbytes = _methods.randbytes
     # The stdlib's distributions, run in C on draws straight from the
     # generator (for a subclass, and for arguments other than plain numbers,
@@ -283,7 +284,7 @@ class Random(_random.Random):
 #: The ``secrets`` module's name for the same class.
 SystemRandom = Random
 
-_FAST_METHODS = ("randbytes", "uniform",
+_FAST_METHODS = ("random", "randbytes", "uniform",
                  "triangular", "normalvariate", "gauss", "lognormvariate",
                  "expovariate", "vonmisesvariate", "gammavariate",
                  "betavariate", "paretovariate", "weibullvariate", "choices")

@@ -323,8 +323,8 @@ cdef extern from "pyfast.h":
 
 
 def _random_method_descriptors(base, getrandbits_def, randbelow_def):
-    """arc4py.Random's (random, getrandbits, _randbelow) as method
-    descriptors of ``base`` (_random.Random), falling back to the two defs
+    """arc4py.Random's (getrandbits, _randbelow) as method descriptors of
+    ``base`` (_random.Random), falling back to the two defs
     (cbind/pyfast.c).  Once, for arc4py/__init__.py."""
     return arc4py_random_methods(base, getrandbits_def, randbelow_def)
 

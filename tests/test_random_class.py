@@ -345,13 +345,13 @@ def test_binomialvariate(rng):
 # ---- subclassing, as CPython's TestRandomSubclassing does it -----------------------
 
 def test_methods_bind_like_python_methods(rng):
-    for name in ("randbytes", "gauss", "triangular", "choices"):
+    for name in ("random", "randbytes", "gauss", "triangular", "choices"):
         meth = getattr(rng, name)
         assert meth.__self__ is rng, name
         assert meth.__func__ is vars(arc4py.Random)[name], name
-    # The hottest three are method descriptors, as the Mersenne Twister's
-    # own random() and getrandbits() are (CPython specialises their calls).
-    for name in ("random", "getrandbits", "_randbelow"):
+    # The one-argument hot two are method descriptors, as the Mersenne
+    # Twister's own getrandbits() is (CPython specialises their calls).
+    for name in ("getrandbits", "_randbelow"):
         assert type(vars(arc4py.Random)[name]) is type(random.Random.random)
         assert getattr(rng, name).__self__ is rng, name
     assert type(arc4py.Random.random(rng)) is float

@@ -217,13 +217,15 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
 }
 
 /*
- * arc4py.Random's hottest methods as method descriptors of the stdlib's C
- * base class (_random.Random), the kind its own Mersenne Twister methods
- * are: CPython specialises their calls (METH_NOARGS, METH_O), which it does
- * not for other callables.  random(), getrandbits(k) for k in [1, 4096]
- * and _randbelow(n) for ints in [1, 2**64] are served here; every other
- * argument goes to the Cython def (arc4py/_random_methods.pyx), with its
- * errors.
+ * arc4py.Random's one-argument hot methods as method descriptors of the
+ * stdlib's C base class (_random.Random), the kind its own Mersenne Twister
+ * methods are: CPython specialises their calls (METH_O), which it does not
+ * for a Cython function of two arguments (measured: getrandbits(32) 27-31
+ * ns as a descriptor, 42-48 ns as a Cython def, MT 27-29 ns).
+ * getrandbits(k) for k in [1, 4096] and _randbelow(n) for ints in [1,
+ * 2**64] are served here; every other argument goes to the Cython def
+ * (arc4py/_random_methods.pyx), with its errors.  (random() stays a Cython
+ * function: with no argument that is as fast.)
  */
 enum { METHOD_GETRANDBITS, METHOD_RANDBELOW, METHOD_N };
 static PyObject *method_fallback[METHOD_N];
@@ -233,18 +235,6 @@ static PyObject *method_slow(int which, PyObject *self, PyObject *arg)
     PyObject *args[2] = {self, arg};
 
     return PyObject_Vectorcall(method_fallback[which], args, 2, NULL);
-}
-
-static PyObject *random_method(PyObject *self, PyObject *unused)
-{
-    uint64_t r;
-    int err = rng_take(&r, sizeof r);
-
-    (void)self;
-    (void)unused;
-    if (RNG_UNLIKELY(err))
-        return entropy_error(err);
-    return PyFloat_FromDouble((double)(r >> 11) * (1.0 / 9007199254740992.0));
 }
 
 /* getrandbits(k) up to this many bits is served here, from the stack. */
@@ -312,9 +302,6 @@ static PyObject *randbelow_method(PyObject *self, PyObject *arg)
 }
 
 static PyMethodDef random_methods[] = {
-    {"random", random_method, METH_NOARGS,
-     "random($self, /)\n--\n\nrandom() -> x in the interval [0, 1), with 53 "
-     "random bits."},
     {"getrandbits", getrandbits_method, METH_O,
      "getrandbits($self, k, /)\n--\n\ngetrandbits(k) -> x.  Generates an int "
      "with k random bits."},

@@ -11,9 +11,9 @@ extern const arc4py_capi arc4py_capi_provider_table;
 PyObject *arc4py_capi_capsule(void);
 /* A METH_FASTCALL twin of the Cython def `def_` (new reference). */
 PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name);
-/* arc4py.Random's random, getrandbits and _randbelow as method descriptors
-   of `base` (_random.Random), falling back to the two Cython defs given;
-   a tuple in that order (new reference).  Called once, at import. */
+/* arc4py.Random's getrandbits and _randbelow as method descriptors of
+   `base` (_random.Random), falling back to the two Cython defs given; a
+   tuple in that order (new reference).  Called once, at import. */
 PyObject *arc4py_random_methods(PyObject *base, PyObject *getrandbits_def,
                                 PyObject *randbelow_def);
 #endif
