@@ -209,3 +209,16 @@ def test_getrandbits_and_randbelow_errors_are_the_stdlibs():
     assert all(r._randbelow(n) < n for n in (2, 3, 2 ** 63, 2 ** 64, 2 ** 64 + 1,
                                              2 ** 200) for _ in range(50))
     assert r._randbelow(True) == 0  # an int subclass: the Cython path
+
+
+@pytest.mark.parametrize("n", [3 * 2 ** 70, 5 * 2 ** 300 + 7, 2 ** 4095 * 3])
+def test_randbelow_past_64_bits_is_uniform(n):
+    """The C path for ints of 65 to 4096 bits (and beyond, in Cython):
+    below n, and each third of [0, n) about as likely."""
+    r = arc4py.Random()
+    thirds = [0, 0, 0]
+    for _ in range(3000):
+        v = r._randbelow(n)
+        assert 0 <= v < n
+        thirds[v * 3 // n] += 1
+    assert all(850 < t < 1150 for t in thirds), thirds

@@ -222,8 +222,8 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
  * methods are: CPython specialises their calls (METH_O), which it does not
  * for a Cython function of two arguments (measured: getrandbits(32) 27-31
  * ns as a descriptor, 42-48 ns as a Cython def, MT 27-29 ns).
- * getrandbits(k) for k in [1, 4096] and _randbelow(n) for ints in [1,
- * 2**64] are served here; every other argument goes to the Cython def
+ * getrandbits(k) and _randbelow(n) for ints of 1 to 4096 bits are served
+ * here; every other argument goes to the Cython def
  * (arc4py/_random_methods.pyx), with its errors.  (random() stays a Cython
  * function: with no argument that is as fast.)
  */
@@ -276,29 +276,81 @@ static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
     return arc4py_long_from_le_bytes(bytes, (size_t)n);
 }
 
+/* The bit length of the exact int n if n > 0 and it has at most
+   8 * GETRANDBITS_BYTES bits, else 0 (negative, zero, larger): found
+   without raising, since an exception costs more than the draw. */
+static Py_ssize_t positive_bit_length(PyObject *n)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    unsigned char le[GETRANDBITS_BYTES];
+    Py_ssize_t need = PyLong_AsNativeBytes(
+        n, le, sizeof le,
+        Py_ASNATIVEBYTES_LITTLE_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    int top;
+
+    if (need < 0) { /* negative: ValueError */
+        PyErr_Clear();
+        return 0;
+    }
+    if (need > (Py_ssize_t)sizeof le)
+        return 0;
+    while (need > 0 && le[need - 1] == 0)
+        need--;
+    if (need == 0)
+        return 0;
+    for (top = 8; !(le[need - 1] & (1u << (top - 1))); top--)
+        ;
+    return 8 * (need - 1) + top;
+#else
+    size_t bits;
+
+    if (_PyLong_Sign(n) <= 0)
+        return 0;
+    bits = _PyLong_NumBits(n);
+    return bits <= 8 * GETRANDBITS_BYTES ? (Py_ssize_t)bits : 0;
+#endif
+}
+
 static PyObject *randbelow_method(PyObject *self, PyObject *arg)
 {
+    unsigned char bytes[GETRANDBITS_BYTES];
     unsigned long long n;
+    Py_ssize_t k, nbytes;
     uint64_t r;
-    int shift, err;
+    int err;
 
-    if (!PyLong_CheckExact(arg))
+    if (!PyLong_CheckExact(arg) || (k = positive_bit_length(arg)) == 0)
         return method_slow(METHOD_RANDBELOW, self, arg);
-    n = PyLong_AsUnsignedLongLong(arg);
-    if (n == 0 || (n == (unsigned long long)-1 && PyErr_Occurred())) {
-        PyErr_Clear(); /* 0, negative or past 2**64 - 1 */
-        return method_slow(METHOD_RANDBELOW, self, arg);
+    /* The stdlib's _randbelow_with_getrandbits: k random bits, k the bit
+       length of n, again while >= n (under 2 draws expected). */
+    if (k <= 64) {
+        n = PyLong_AsUnsignedLongLong(arg);
+        do {
+            err = rng_take(&r, sizeof r);
+            if (RNG_UNLIKELY(err))
+                return entropy_error(err);
+            r >>= 64 - k;
+        } while (r >= n);
+        return PyLong_FromUnsignedLongLong(r);
     }
-    /* The stdlib's _randbelow_with_getrandbits: the top k bits of a draw,
-       k the bit length of n, again while >= n (under 2 draws expected). */
-    shift = RNG_CLZ64((uint64_t)n);
-    do {
-        err = rng_take(&r, sizeof r);
+    nbytes = (k + 7) / 8;
+    for (;;) {
+        PyObject *big;
+        int below;
+
+        err = rng_take(bytes, (size_t)nbytes);
         if (RNG_UNLIKELY(err))
             return entropy_error(err);
-        r >>= shift;
-    } while (r >= n);
-    return PyLong_FromUnsignedLongLong(r);
+        bytes[nbytes - 1] &= (unsigned char)(0xFF >> (8 * nbytes - k));
+        big = arc4py_long_from_le_bytes(bytes, (size_t)nbytes);
+        if (big == NULL)
+            return NULL;
+        below = PyObject_RichCompareBool(big, arg, Py_LT);
+        if (below != 0)
+            return below > 0 ? big : (Py_DECREF(big), NULL);
+        Py_DECREF(big);
+    }
 }
 
 static PyMethodDef random_methods[] = {
