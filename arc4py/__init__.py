@@ -259,8 +259,9 @@ class Random(_random.Random):
     else:
         normalvariate = _methods._normalvariate_no_defaults
         gauss = _methods._gauss_no_defaults
-    if _sys.version_info >= (3, 12):  # lambd=1.0 from 3.12
+    if _sys.version_info >= (3, 12):  # lambd=1.0, binomialvariate from 3.12
         expovariate = _methods.expovariate
+        binomialvariate = _methods.binomialvariate
     else:
         expovariate = _methods._expovariate_no_default
 
@@ -288,6 +289,8 @@ _FAST_METHODS = ("random", "randbytes", "uniform",
                  "triangular", "normalvariate", "gauss", "lognormvariate",
                  "expovariate", "vonmisesvariate", "gammavariate",
                  "betavariate", "paretovariate", "weibullvariate", "choices")
+if _sys.version_info >= (3, 12):
+    _FAST_METHODS += ("binomialvariate",)
 for _name in _FAST_METHODS:
     _method = getattr(Random, _name)
     _method.__name__ = _name

@@ -10,7 +10,8 @@ method.  They draw through the C API's table, ``arc4py._core._C_API``
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.sequence cimport PySequence_GetItem
-from libc.math cimport acos, cos, exp, fmod, isfinite, log, pow, sqrt
+from libc.math cimport (acos, cos, exp, fabs, floor, fmod, isfinite, log, log2,
+                        pow, sqrt)
 from libc.stdint cimport uint64_t
 
 import math as _math
@@ -384,3 +385,78 @@ def choices(self, population, weights=None, *, cum_weights=None, k=1):
         # (a list's own indexing: safe against a concurrent resize)
         out.append(PySequence_GetItem(population, index))
     return out
+
+
+# 3.14 redraws where random() returned 0.0; 3.12 and 3.13 raise there.
+cdef bint _BINOMIAL_REDRAWS_ZERO = _sys.version_info >= (3, 14)
+_lgamma = _math.lgamma
+
+
+cdef object _binomial(object self, long long n, double p):
+    """The stdlib's binomialvariate for 0 < p < 1 and 0 <= n <= 2**52."""
+    cdef long long x, y, k, m
+    cdef double u, us, v, c, t, spq, a, b, vr, alpha, lpq, h
+    cdef bint setup_complete = False
+    if n == 1:
+        return int(_draw() < p)
+    if p > 0.5:  # symmetry: p <= 0.5 below
+        return n - _binomial(self, n, 1.0 - p)
+    if n * p < 10.0:
+        # BG: Devroye's geometric method, O(np)
+        x = y = 0
+        c = log2(1.0 - p)
+        if not c:
+            return x
+        while True:
+            u = _draw()
+            if u == 0.0:
+                if _BINOMIAL_REDRAWS_ZERO:
+                    continue
+                _math.log2(0.0)  # the stdlib's ValueError
+            t = floor(log2(u) / c)
+            if t + 1.0 > <double>(n - y):
+                return x
+            y += <long long>t + 1
+            x += 1
+    # BTRS: Hörmann's transformed rejection with squeeze
+    spq = sqrt(n * p * (1.0 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    vr = 0.92 - 4.2 / b
+    while True:
+        u = _draw() - 0.5
+        us = 0.5 - fabs(u)
+        if us == 0.0:
+            if _BINOMIAL_REDRAWS_ZERO:
+                continue
+            raise ZeroDivisionError("float division by zero")
+        t = floor((2.0 * a / us + b) * u + c)
+        if t < 0.0 or t > <double>n:
+            continue
+        k = <long long>t
+        v = _draw()
+        if us >= 0.07 and v <= vr:
+            return k
+        if not setup_complete:
+            alpha = (2.83 + 5.1 / b) * spq
+            lpq = log(p / (1.0 - p))
+            m = <long long>floor((n + 1) * p)
+            h = _lgamma(m + 1) + _lgamma(n - m + 1)
+            setup_complete = True
+        v *= alpha / (a / (us * us) + b)
+        if v == 0.0:
+            _math.log(0.0)  # the stdlib's ValueError
+        if log(v) <= (h - <double>_lgamma(k + 1) - <double>_lgamma(n - k + 1)
+                      + (k - m) * lpq):
+            return k
+
+
+def binomialvariate(self, n=1, p=0.5):
+    """Binomial random variable: the number of successes in ``n``
+    independent trials of probability ``p`` each (0 <= X <= n)."""
+    cdef double q
+    if (type(self) is _plain_type and type(n) is int
+            and 0 <= n <= 4503599627370496 and _real(p, &q) and 0.0 < q < 1.0):
+        return _binomial(self, n, q)
+    return _std.binomialvariate(self, n, p)
