@@ -28,7 +28,7 @@ long arc4py_rng_debug_reseeds(void); /* rng_test_hooks.c */
 #define FILL (64u << 20)
 #define BLK 64
 #define TRIALS 7
-#define ATTEMPTS 50
+#define ATTEMPTS 200
 
 static uint8_t *out;
 static int started; /* atomic */
