@@ -128,6 +128,6 @@ from Cython.Build import cythonize  # noqa: E402
 setup(
     ext_modules=cythonize(
         extensions,
-        compiler_directives={"language_level": "3"},
+        compiler_directives={"language_level": "3", "freethreading_compatible": True},
     ),
 )

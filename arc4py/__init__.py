@@ -368,3 +368,15 @@ def __dir__():
     if "BitGenerator" in __all__:
         names.add("BitGenerator")
     return sorted(names)
+
+
+# ---- free-threaded builds ---------------------------------------------------
+# The __getattr__ above keeps CPython from specialising `arc4py.<name>`
+# lookups, so each one takes a reference on this module's dict and on what
+# it finds: without the GIL, a counter every calling thread writes.  Made
+# immortal there (see arc4py/_core.pyx); a GIL build does nothing.
+from arc4py._core import _share_between_threads  # noqa: E402
+
+_share_between_threads(globals(), token_bytes, token_hex, token_urlsafe,
+                       choice, default_rng)
+del _share_between_threads

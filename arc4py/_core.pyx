@@ -10,6 +10,7 @@ GIL released for anything large.  The public names are re-exported by
 cimport cython
 from cpython.buffer cimport PyBuffer_Release
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.object cimport PyObject
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
@@ -125,19 +126,35 @@ def random_u64(size=None):
     return _numpy_module().random_u64_array(size)
 
 
-cdef object _numpy_mod = None
+# arc4py._numpy once loaded, or NULL.  Not a `cdef object` global: without
+# the GIL, threads may load it at once, and Cython's plain read and
+# read-decref-store of such a global would race.  Every store is of the
+# same module (a reference kept for good), published release/acquire.
+cdef extern from *:
+    """
+    #include "compiler_compat.h"
+    static const void *arc4py_numpy_mod;
+    static PyObject *arc4py_numpy_mod_get(void)
+    { return (PyObject *)rng_load_ptr(&arc4py_numpy_mod); }
+    static void arc4py_numpy_mod_set(PyObject *m)
+    { Py_INCREF(m); rng_store_ptr(&arc4py_numpy_mod, m); }
+    """
+    PyObject *arc4py_numpy_mod_get()
+    void arc4py_numpy_mod_set(object m)
+
 
 cdef object _numpy_module():
-    global _numpy_mod
-    if _numpy_mod is None:
-        try:
-            import numpy
-            from arc4py import _numpy
-        except ImportError as exc:
-            raise ImportError("this arc4py feature needs numpy: "
-                              "pip install 'arc4py[numpy]'") from exc
-        _numpy_mod = _numpy
-    return _numpy_mod
+    cdef PyObject *cached = arc4py_numpy_mod_get()
+    if cached != NULL:
+        return <object>cached
+    try:
+        import numpy
+        from arc4py import _numpy
+    except ImportError as exc:
+        raise ImportError("this arc4py feature needs numpy: "
+                          "pip install 'arc4py[numpy]'") from exc
+    arc4py_numpy_mod_set(_numpy)
+    return _numpy
 
 
 @cython.binding(False)
@@ -332,3 +349,48 @@ _C_API = arc4py_capi_capsule()
 arc4random, random_u32, random_u64, arc4random_buf = [
     arc4py_pyfast_wrap(f, __name__)
     for f in (arc4random, random_u32, random_u64, arc4random_buf)]
+
+
+# ---- objects every thread reaches (free-threaded builds) --------------------
+# Without the GIL, taking and dropping a reference on an object other
+# threads also use is an atomic write to one shared counter: a cache line
+# every calling thread writes, which made two threads drawing slower than
+# one.  CPython spares its own module functions that with deferred
+# reference counting, but only on the specialised lookup path, and
+# ``arc4py``'s module __getattr__ (the lazy BitGenerator) keeps every
+# ``arc4py.<name>`` lookup generic: a real reference on the module's dict
+# and on the function, per call.  So these objects are made immortal
+# (Py_SET_REFCNT past UINT32_MAX, as documented for free-threaded builds),
+# which leaves their counts untouched; they live as long as the process
+# anyway.  A GIL build does nothing.
+cdef extern from *:
+    """
+    static void arc4py_share_between_threads(PyObject *op)
+    {
+    #if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030E0000
+        /* Only the thread that created op may (Py_SET_REFCNT writes the
+           counts non-atomically): the one importing arc4py, here. */
+        if (_Py_IsOwnedByCurrentThread(op))
+            Py_SET_REFCNT(op, (Py_ssize_t)UINT32_MAX + 1);
+        /* Else at least spare the specialised lookups. */
+        if (!PyUnstable_IsImmortal(op))
+            (void)PyUnstable_Object_EnableDeferredRefcount(op);
+    #else
+        (void)op;
+    #endif
+    }
+    """
+    void arc4py_share_between_threads(object op)
+
+
+def _share_between_threads(*objects):
+    """Make module-lifetime ``objects`` cheap to share between threads on
+    a free-threaded build (immortal); nothing on a GIL build.  For
+    arc4py's own modules, at import only."""
+    for op in objects:
+        arc4py_share_between_threads(op)
+
+
+_share_between_threads(arc4random, random_u32, random_u64, arc4random_buf,
+                       random, arc4random_uniform, randbits, randbelow, fill,
+                       stir)

@@ -167,7 +167,10 @@ def _pointer_holders():
     class InUnion(C.Union):  # exports "B"
         _fields_ = [("o", C.py_object), ("n", C.c_uint64)]
 
-    class Packed(C.Structure):  # _pack_: exports "B"
+    class Packed(C.Structure):  # _pack_: exports "B" (before 3.14)
+        # The layout _pack_ implied until 3.14, which deprecates leaving it
+        # unsaid (older Pythons ignore _layout_).
+        _layout_ = "ms"
         _pack_ = 1
         _fields_ = [("a", C.c_uint8), ("o", C.py_object)]
 

@@ -17,6 +17,7 @@
 #include <Python.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,13 @@ struct column {
     rand_bytes_fn rand_bytes;
 };
 
+/* Filled in on first use, under load_lock: without the GIL two threads
+   may ask for a column at once, and one must not see `tried` before the
+   function pointers.  Read-only once filled. */
 static struct column cols[NCOLS];
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void load_column(int c)
+static void load_column_locked(int c)
 {
     struct column *col = &cols[c];
     void *h;
@@ -79,6 +84,13 @@ static void load_column(int c)
             col->missing = "libcrypto.so.3 has no RAND_bytes";
         return;
     }
+}
+
+static void load_column(int c)
+{
+    pthread_mutex_lock(&load_lock);
+    load_column_locked(c);
+    pthread_mutex_unlock(&load_lock);
 }
 
 static int find_column(PyObject *name)
@@ -216,7 +228,17 @@ static struct PyModuleDef moddef = {
 
 PyMODINIT_FUNC PyInit__bench_capi_c(void)
 {
+    PyObject *m;
+
     if (arc4py_import() < 0)
         return NULL;
-    return PyModule_Create(&moddef);
+    m = PyModule_Create(&moddef);
+#ifdef Py_GIL_DISABLED
+    /* No state but cols (locked above) and arc4py's C API (any thread). */
+    if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
 }

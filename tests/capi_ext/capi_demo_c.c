@@ -133,7 +133,17 @@ static struct PyModuleDef moddef = {
 
 PyMODINIT_FUNC PyInit_capi_demo_c(void)
 {
+    PyObject *m;
+
     if (arc4py_import() < 0)
         return NULL;
-    return PyModule_Create(&moddef);
+    m = PyModule_Create(&moddef);
+#ifdef Py_GIL_DISABLED
+    /* Stateless: every call draws through arc4py's C API (any thread). */
+    if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+#endif
+    return m;
 }

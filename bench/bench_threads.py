@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""Per-call throughput in 1, 2, ... N threads at once: arc4py beside
+random.Random (one shared, one per thread), os.urandom and secrets.
+
+    python bench/bench_threads.py [--threads 1,2,4] [--rounds 5]
+                                  [--duration 0.2] [--quick] [--json]
+                                  [--only SUBSTRING]
+
+Each figure is the calls of all threads together per second (millions),
+the threads started at a barrier and timed from the first start to the
+last finish (as arc4py/cli/timing.py's measure_multi, with each thread's
+CPU time beside).  Every (row, threads) pair is measured once per round,
+rounds interleaved, so that a burst of load elsewhere on the machine hits
+every row alike; the table gives the median over the rounds and the
+spread (lowest to highest, as a percentage of the median), and for each
+thread count above one the ratio of its median to the one-thread median
+(2.00x: perfect scaling on two cores).  "cpu k/1" is that ratio per CPU
+second the threads used: about 1.00 when the threads lose nothing to
+what they share (a reference count, a lock, a cache line), and much less
+affected than the wall-clock ratio by other programs taking the CPUs
+(meaningless on a GIL build, whose waiting threads use no CPU).  The last
+row, math.floor of a float each thread made, is the machine's own
+reference: a call that shares nothing.
+
+The calls are written the way a program writes them (``arc4py.random_u32()``:
+a module attribute, looked up per call), not through a local alias,
+because the lookup is part of what threads share.  Run it on a
+free-threaded build (python3.14t; PYTHON_GIL unset, or 0) to see the
+calls scale, and on a GIL build for comparison (there two threads share
+one interpreter lock, so about 1.00x is the best possible).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import secrets
+import statistics
+import sys
+import sysconfig
+import threading
+import time
+from itertools import repeat
+from pathlib import Path
+
+# Prefer a tree built in place next to this script over an installed arc4py.
+_root = Path(__file__).resolve().parent.parent
+if any((_root / "arc4py").glob("_core*.so")) or any(
+        (_root / "arc4py").glob("_core*.pyd")):
+    sys.path.insert(0, str(_root))
+
+import arc4py  # noqa: E402 - after sys.path
+from arc4py.cli.report import table  # noqa: E402
+from arc4py.cli.timing import UNROLL, batch_target, calibrate, timed  # noqa: E402
+
+# numpy's BLAS threads would otherwise spin beside the measured ones.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+
+# ---- rows: what each thread calls ----------------------------------------------------
+# (label, expression, per-thread setup): the expression is unrolled UNROLL
+# times in a loop compiled for the row; the names the setup returns are
+# that loop's arguments (made in each measuring thread, so "one per
+# thread" objects belong to the thread that uses them), module names are
+# its globals.  Shared objects are made once, here.
+
+_SHARED_RANDOM = random.Random()
+_SHARED = {}
+
+
+def _shared(key, make):
+    if key not in _SHARED:
+        _SHARED[key] = make()
+    return _SHARED[key]
+
+
+def _rows():
+    rows = [
+        ("arc4py.random_u32()", "arc4py.random_u32()", None),
+        ("arc4py.arc4random_buf(16)", "arc4py.arc4random_buf(16)", None),
+        ("arc4py.random()", "arc4py.random()", None),
+        ("arc4py.Random().random(), one per thread", "rng.random()",
+         lambda: {"rng": arc4py.Random()}),
+        ("arc4py.Random().random(), one shared", "rng.random()",
+         lambda: {"rng": _shared("arc4py.Random", arc4py.Random)}),
+        ("arc4py.randbelow(1000)", "arc4py.randbelow(1000)", None),
+        ("arc4py.randbelow(n), n made per thread", "arc4py.randbelow(n)",
+         lambda: {"n": int("1000")}),
+        ("arc4py.token_bytes(16)", "arc4py.token_bytes(16)", None),
+        ("random_u32, a local name", "f()",
+         lambda: {"f": arc4py.random_u32}),
+    ]
+    if np is not None:
+        rows += [
+            ("Generator(BitGenerator()).random(), one per thread",
+             "g.random()",
+             lambda: {"g": np.random.Generator(arc4py.BitGenerator())}),
+            ("Generator(BitGenerator()).random(), one shared", "g.random()",
+             lambda: {"g": _shared("Generator", lambda: np.random.Generator(
+                 arc4py.BitGenerator()))}),
+        ]
+    rows += [
+        ("random.Random().random(), one per thread", "rng.random()",
+         lambda: {"rng": random.Random()}),
+        ("random.Random().random(), one shared", "rng.random()",
+         lambda: {"rng": _SHARED_RANDOM}),
+        ("random.random() (the module's shared one)", "random.random()", None),
+        ("os.urandom(16)", "os.urandom(16)", None),
+        ("secrets.token_bytes(16)", "secrets.token_bytes(16)", None),
+        ("secrets.randbelow(1000)", "secrets.randbelow(1000)", None),
+        # x made in each thread: a float constant in the loop's code would
+        # be one object all threads pass (and take references on).
+        ("reference: math.floor(x)", "math.floor(x)",
+         lambda: {"x": float("1.5")}),
+    ]
+    return rows
+
+
+_GLOBALS = {"arc4py": arc4py, "random": random, "os": os,
+            "secrets": secrets, "math": math, "_repeat": repeat}
+
+
+def _job(expr, setup):
+    """A job for run_threads: called in each thread, (loop, args)."""
+    names = sorted(setup().keys()) if setup else []
+    src = (f"def loop(_trips{''.join(', ' + n for n in names)}):\n"
+           "    for _ in _repeat(None, _trips):\n"
+           + f"        {expr}\n" * UNROLL)
+    code = compile(src, f"<{expr}>", "exec")
+
+    def job():
+        ns = dict(_GLOBALS)
+        exec(code, ns)  # one function per thread: nothing shared but expr's
+        env = setup() if setup else {}
+        return ns["loop"], tuple(env[n] for n in names)
+
+    return job
+
+
+# ---- measuring -----------------------------------------------------------------------
+
+def run_threads(job, threads, duration, batch):
+    """``threads`` threads, each with its own ``job()``, started together
+    (as timing.measure_multi): (calls of all, wall seconds from the first
+    start to the last finish, CPU seconds the threads used)."""
+    barrier = threading.Barrier(threads)
+    results = [None] * threads
+    errors = []
+
+    def worker(i):
+        try:
+            loop, args = job()
+            loop(1, *args)          # this thread's state and objects, warm
+            barrier.wait()
+            c0 = time.thread_time()
+            calls, t0, t1 = timed(loop, args, batch, duration)
+            results[i] = (calls, t0, t1, time.thread_time() - c0)
+        except threading.BrokenBarrierError:
+            pass
+        except BaseException as exc:  # re-raised in the calling thread
+            errors.append(exc)
+            barrier.abort()
+
+    pool = [threading.Thread(target=worker, args=(i,), daemon=True)
+            for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    if errors:
+        raise errors[0]
+    return (sum(r[0] for r in results),
+            max(r[2] for r in results) - min(r[1] for r in results),
+            sum(r[3] for r in results))
+
+
+def measure(rows, counts, rounds, duration, progress):
+    """{label: {threads: [(Mcalls per wall second, Mcalls per CPU second)
+    per round]}}, rounds interleaved."""
+    jobs, batches = {}, {}
+    for label, expr, setup in rows:
+        jobs[label] = _job(expr, setup)
+        loop, args = jobs[label]()
+        batches[label] = calibrate(loop, args, batch_target(duration))
+    rates = {label: {k: [] for k in counts} for label, _, _ in rows}
+    for r in range(rounds):
+        for label, _, _ in rows:
+            for k in counts:
+                progress(f"round {r + 1}/{rounds}  {label}  {k} thread(s)")
+                calls, wall, cpu = run_threads(jobs[label], k, duration,
+                                               batches[label])
+                rates[label][k].append((calls / wall / 1e6,
+                                        calls / cpu / 1e6 if cpu else 0.0))
+    return rates
+
+
+def _spread(xs):
+    med = statistics.median(xs)
+    return (max(xs) - min(xs)) / med * 100 if med else 0.0
+
+
+def report(rates, counts, meta):
+    more = [k for k in counts if k != 1]
+    header = (["calls"] + [f"{k} thr Mcalls/s" for k in counts]
+              + [f"{k}/1" for k in more] + [f"cpu {k}/1" for k in more])
+    lines = []
+    for label, by_k in rates.items():
+        wall = {k: [w for w, _ in v] for k, v in by_k.items()}
+        cpu = {k: statistics.median(c for _, c in v) for k, v in by_k.items()}
+        med = {k: statistics.median(v) for k, v in wall.items()}
+        cells = [label] + [f"{med[k]:.2f} ±{_spread(wall[k]) / 2:.0f}%"
+                           for k in counts]
+        cells += [f"{med[k] / med[1]:.2f}x" if med[1] else "-" for k in more]
+        cells += [f"{cpu[k] / cpu[1]:.2f}" if cpu[1] else "-" for k in more]
+        lines.append(cells)
+    out = [f"{meta['python']} ({meta['build']}; GIL "
+           f"{'on' if meta['gil'] else 'off'}), {meta['cpus']} CPUs, "
+           f"load average {meta['load_before']} before, "
+           f"{meta['load_after']} after",
+           f"medians of {meta['rounds']} interleaved rounds of "
+           f"{meta['duration']} s; ±: half the lowest-to-highest spread, "
+           "in % of the median; k/1: k threads' calls per second over one "
+           "thread's; cpu k/1: the same per CPU second used (about 1.00: "
+           "nothing lost to sharing; meaningless with a GIL)", ""]
+    return out + table(header, lines)
+
+
+def _load():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return "?"
+
+
+def build_parser():
+    p = argparse.ArgumentParser(
+        prog="bench_threads.py",
+        description="per-call throughput in 1..N threads: arc4py beside "
+                    "random.Random, os.urandom and secrets")
+    p.add_argument("--threads", default=None, metavar="1,2,...",
+                   help="thread counts (default: 1 up to one per CPU, "
+                        "doubling, and the CPU count)")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--duration", type=float, default=0.2,
+                   help="seconds per figure (default 0.2)")
+    p.add_argument("--quick", action="store_true",
+                   help="3 rounds of 0.05 s (a smoke run)")
+    p.add_argument("--only", metavar="SUBSTRING", default=None,
+                   help="only the rows whose label contains SUBSTRING")
+    p.add_argument("--json", action="store_true",
+                   help="print the figures as JSON instead of a table")
+    return p
+
+
+def _counts(text):
+    if text:
+        counts = sorted({int(x) for x in text.split(",")})
+        if counts[0] < 1:
+            raise SystemExit("bench_threads.py: thread counts must be >= 1")
+    else:
+        cpus = os.cpu_count() or 1
+        counts, k = [], 1
+        while k < cpus:
+            counts.append(k)
+            k *= 2
+        counts.append(cpus)
+    return counts if 1 in counts else [1] + counts
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    if args.quick:
+        args.rounds, args.duration = 3, 0.05
+    counts = _counts(args.threads)
+    rows = [r for r in _rows() if args.only is None or args.only in r[0]]
+    if not rows:
+        raise SystemExit(f"bench_threads.py: no row matches {args.only!r}")
+    tty = sys.stderr.isatty()
+
+    def progress(text):
+        if tty:
+            sys.stderr.write(f"\r\x1b[K{text}")
+            sys.stderr.flush()
+
+    meta = {"python": sys.version.split()[0],
+            "build": "free-threaded" if sysconfig.get_config_var(
+                "Py_GIL_DISABLED") else "GIL build",
+            "cpus": os.cpu_count(), "rounds": args.rounds,
+            "duration": args.duration, "threads": counts,
+            "load_before": _load()}
+    rates = measure(rows, counts, args.rounds, args.duration, progress)
+    if tty:
+        sys.stderr.write("\r\x1b[K")
+    meta["load_after"] = _load()
+    meta["gil"] = getattr(sys, "_is_gil_enabled", lambda: True)()
+    if args.json:
+        print(json.dumps({"meta": meta, "rates": {
+            label: {str(k): v for k, v in by_k.items()}
+            for label, by_k in rates.items()}}))
+    else:
+        print("\n".join(report(rates, counts, meta)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
