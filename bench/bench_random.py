@@ -71,7 +71,7 @@ def ns_per_call(call, cls, calls):
 
 def measure(call, rounds, calls):
     times = {name: [] for name, _ in CLASSES}
-    for name, cls in CLASSES:  # a first round unmeasured: caches, clocks
+    for _name, cls in CLASSES:  # a first round unmeasured: caches, clocks
         ns_per_call(call, cls, calls)
     for _ in range(rounds):
         for name, cls in CLASSES:
