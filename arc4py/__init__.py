@@ -378,5 +378,6 @@ def __dir__():
 from arc4py._core import _share_between_threads  # noqa: E402
 
 _share_between_threads(globals(), token_bytes, token_hex, token_urlsafe,
-                       choice, default_rng)
+                       choice, default_rng, vars(Random)["getrandbits"],
+                       vars(Random)["_randbelow"])
 del _share_between_threads

@@ -45,8 +45,8 @@ from pathlib import Path
 
 # Prefer a tree built in place next to this script over an installed arc4py.
 _root = Path(__file__).resolve().parent.parent
-if any((_root / "arc4py").glob("_core*.so")) or any(
-        (_root / "arc4py").glob("_core*.pyd")):
+# (built for this interpreter: a free-threaded one loads only its own)
+if (_root / "arc4py" / ("_core" + sysconfig.get_config_var("EXT_SUFFIX"))).exists():
     sys.path.insert(0, str(_root))
 
 import arc4py  # noqa: E402 - after sys.path
@@ -84,6 +84,11 @@ def _rows():
         ("arc4py.arc4random_buf(16)", "arc4py.arc4random_buf(16)", None),
         ("arc4py.random()", "arc4py.random()", None),
         ("arc4py.Random().random(), one per thread", "rng.random()",
+         lambda: {"rng": arc4py.Random()}),
+        ("arc4py.Random().getrandbits(32), one per thread",
+         "rng.getrandbits(32)",
+         lambda: {"rng": arc4py.Random()}),
+        ("arc4py.Random().gauss(), one per thread", "rng.gauss()",
          lambda: {"rng": arc4py.Random()}),
         ("arc4py.Random().random(), one shared", "rng.random()",
          lambda: {"rng": _shared("arc4py.Random", arc4py.Random)}),
