@@ -77,9 +77,12 @@ def layout(tmp_path_factory):
         pytest.skip("the tests are not in a checkout")
     root = tmp_path_factory.mktemp("editable")
     clone = root / "parent" / "arc4py"
-    # (csrc's headers too: helpers.py reads the generator's sizes there)
     shutil.copytree(PKG_DIR, clone / "arc4py", ignore=shutil.ignore_patterns(
-        "__pycache__", "*.c", "cbind"))
+        "__pycache__", "*.c", "csrc", "cbind"))
+    # csrc's headers from the checkout (an installed arc4py has none):
+    # helpers.py reads the generator's sizes there
+    shutil.copytree(REPO / "arc4py" / "csrc", clone / "arc4py" / "csrc",
+                    ignore=shutil.ignore_patterns("*.c"))
     shutil.copytree(REPO / "tests", clone / "tests",
                     ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("README.md", "pyproject.toml"):
