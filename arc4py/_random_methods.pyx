@@ -188,9 +188,7 @@ def normalvariate(self, mu=0.0, sigma=1.0):
 
 def _normalvariate_no_defaults(self, mu, sigma):
     """Normal distribution: mean ``mu``, standard deviation ``sigma``."""
-    if type(self) is not _plain_type:
-        return _std.normalvariate(self, mu, sigma)
-    return _normal(mu, sigma)
+    return normalvariate(self, mu, sigma)
 
 
 def gauss(self, mu=0.0, sigma=1.0):
@@ -204,11 +202,8 @@ def gauss(self, mu=0.0, sigma=1.0):
 
 def _gauss_no_defaults(self, mu, sigma):
     """Gaussian distribution (mean ``mu``, standard deviation ``sigma``);
-    unlike the stdlib's, no second value is kept in the instance, where a
-    fork or another thread would see it again."""
-    if type(self) is not _plain_type:
-        return self.normalvariate(mu, sigma)
-    return _normal(mu, sigma)
+    nothing is kept in the instance."""
+    return gauss(self, mu, sigma)
 
 
 def lognormvariate(self, mu, sigma):

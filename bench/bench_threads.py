@@ -51,7 +51,13 @@ if (_root / "arc4py" / ("_core" + sysconfig.get_config_var("EXT_SUFFIX"))).exist
 
 import arc4py  # noqa: E402 - after sys.path
 from arc4py.cli.report import table  # noqa: E402
-from arc4py.cli.timing import UNROLL, batch_target, calibrate, timed  # noqa: E402
+from arc4py.cli.timing import (  # noqa: E402
+    UNROLL,
+    batch_target,
+    calibrate,
+    run_threads as join_threads,
+    timed,
+)
 
 # numpy's BLAS threads would otherwise spin beside the measured ones.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -170,14 +176,7 @@ def run_threads(job, threads, duration, batch):
             errors.append(exc)
             barrier.abort()
 
-    pool = [threading.Thread(target=worker, args=(i,), daemon=True)
-            for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    if errors:
-        raise errors[0]
+    join_threads(worker, threads, errors)
     return (sum(r[0] for r in results),
             max(r[2] for r in results) - min(r[1] for r in results),
             sum(r[3] for r in results))

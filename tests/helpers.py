@@ -324,3 +324,19 @@ def write_all(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+#: Child-process source that makes numpy unimportable, as if it were not
+#: installed: a finder that refuses it (dedented, to go first in a child).
+NO_NUMPY_FINDER = """
+import sys
+
+class NoNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ModuleNotFoundError(f"No module named {name!r}",
+                                      name=name)
+        return None
+
+sys.meta_path.insert(0, NoNumpy())
+"""

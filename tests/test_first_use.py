@@ -20,7 +20,7 @@ import pytest
 
 import arc4py
 from arc4py.cli.bytes import parse_count
-from helpers import PKG_PARENT, REPO, child_env, run_child, run_python
+from helpers import NO_NUMPY_FINDER, PKG_PARENT, REPO, child_env, run_child, run_python
 
 try:
     import numpy as np
@@ -195,18 +195,7 @@ def test_module_docstring_is_a_passing_doctest():
 
 # ---- without numpy -------------------------------------------------------------
 
-NO_NUMPY = """
-    import sys
-
-    class NoNumpy:
-        def find_spec(self, name, path=None, target=None):
-            if name == "numpy" or name.startswith("numpy."):
-                raise ModuleNotFoundError(f"No module named {name!r}",
-                                          name=name)
-            return None
-
-    sys.meta_path.insert(0, NoNumpy())
-"""
+NO_NUMPY = NO_NUMPY_FINDER
 
 
 def test_without_numpy_names_are_absent_not_import_errors():
@@ -219,29 +208,8 @@ def test_without_numpy_names_are_absent_not_import_errors():
         assert not hasattr(arc4py, "BitGenerator")
         assert "BitGenerator" not in dir(arc4py)
         assert "BitGenerator" not in arc4py.__all__
-        try:
-            arc4py.BitGenerator
-        except AttributeError as exc:
-            assert "arc4py[numpy]" in str(exc), str(exc)
-        else:
-            raise SystemExit("arc4py.BitGenerator did not raise")
-        try:
-            from arc4py import BitGenerator
-        except ImportError:
-            pass
-        else:
-            raise SystemExit("from arc4py import BitGenerator did not raise")
-        # the numpy features themselves: ImportError naming the extra
-        for call in (lambda: arc4py.default_rng(),
-                     lambda: arc4py.random(size=3),
-                     lambda: arc4py.arc4random_uniform(6, size=3),
-                     lambda: arc4py.random_u32(size=3)):
-            try:
-                call()
-            except ImportError as exc:
-                assert "arc4py[numpy]" in str(exc), str(exc)
-            else:
-                raise SystemExit("a numpy feature did not raise ImportError")
+        # (the AttributeError's words and the numpy calls' ImportError:
+        # tests/test_numpy.py)
         assert isinstance(arc4py.random(), float)
         assert 0 <= arc4py.arc4random_uniform(6) < 6
         assert "numpy" not in sys.modules
@@ -280,27 +248,29 @@ def _no_site_env(path):
     return env
 
 
+def _failed_import(checkout, path):
+    """``import arc4py`` in ``checkout`` with ``path`` on PYTHONPATH: it
+    must fail; (its last stderr line, all of stderr)."""
+    proc = run_python(["-S", "-c", "import arc4py"], cwd=checkout,
+                      env=_no_site_env(path))
+    assert proc.returncode != 0
+    return proc.stderr.strip().splitlines()[-1], proc.stderr
+
+
 def test_import_from_the_source_tree_says_what_happened(tmp_path):
     checkout = _source_tree(tmp_path)
     # The built arc4py is on the path too, after the checkout ('' first).
-    proc = run_python(["-S", "-c", "import arc4py"], cwd=checkout,
-                      env=_no_site_env(PKG_PARENT))
-    assert proc.returncode != 0
-    last = proc.stderr.strip().splitlines()[-1]
+    last, stderr = _failed_import(checkout, PKG_PARENT)
     assert last.startswith("ImportError: Error importing arc4py: you should "
                            "not try to import arc4py from its source tree"), last
     assert str(checkout / "arc4py") in last
     assert "arc4py._core is missing" in last
     assert "the installed arc4py is in" in last and "leave the source tree" in last
-    assert "ModuleNotFoundError" in proc.stderr  # the cause stays chained
+    assert "ModuleNotFoundError" in stderr  # the cause stays chained
 
 
 def test_import_from_a_source_tree_with_no_install_says_how_to_build(tmp_path):
-    checkout = _source_tree(tmp_path)
-    proc = run_python(["-S", "-c", "import arc4py"], cwd=checkout,
-                      env=_no_site_env(None))
-    assert proc.returncode != 0
-    last = proc.stderr.strip().splitlines()[-1]
+    last, _ = _failed_import(_source_tree(tmp_path), None)
     assert "source tree" in last and "pip install -e ." in last, last
 
 

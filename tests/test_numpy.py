@@ -6,6 +6,7 @@ interpreter where numpy is made unimportable, so it runs whenever this file
 does.
 """
 import signal
+import textwrap
 import threading
 
 import pytest
@@ -14,7 +15,7 @@ np = pytest.importorskip("numpy", reason="numpy is not installed "
                          "(pip install 'arc4py[numpy]')")
 
 import arc4py  # noqa: E402
-from helpers import run_child, shim_env  # noqa: E402
+from helpers import NO_NUMPY_FINDER, run_child, shim_env  # noqa: E402
 
 
 def assert_varied(a):
@@ -231,18 +232,7 @@ def test_bitgenerator_created_in_one_thread_used_in_another():
 
 HIDE_NUMPY = {
     # As if numpy were not installed: a finder that refuses it.
-    "finder": """
-        import sys
-
-        class NoNumpy:
-            def find_spec(self, name, path=None, target=None):
-                if name == "numpy" or name.startswith("numpy."):
-                    raise ModuleNotFoundError(f"No module named {name!r}",
-                                              name=name)
-                return None
-
-        sys.meta_path.insert(0, NoNumpy())
-    """,
+    "finder": NO_NUMPY_FINDER,
     # The usual trick; Cython's import fast path takes the None for a loaded
     # module, so arc4py._core turns any ImportError into the extra's message.
     "sys_modules_none": """
@@ -257,7 +247,7 @@ HIDE_NUMPY = {
     "sys_modules_none",
 ])
 def test_without_numpy_import_works_and_numpy_features_say_extra(how):
-    proc = run_child(HIDE_NUMPY[how] + """
+    proc = run_child(textwrap.dedent(HIDE_NUMPY[how]) + textwrap.dedent("""
         import arc4py
         assert 0 <= arc4py.arc4random() < 2 ** 32
         assert len(arc4py.arc4random_buf(5)) == 5
@@ -297,7 +287,7 @@ def test_without_numpy_import_works_and_numpy_features_say_extra(how):
         assert isinstance(arc4py.random_u32(), int)
         assert isinstance(arc4py.random_u64(), int)
         print("ok")
-    """)
+    """))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
 

@@ -14,6 +14,7 @@ robust: one round a neighbour disturbed moves neither.
 """
 import statistics
 import sys
+import threading
 import time
 from itertools import repeat as _repeat
 
@@ -183,8 +184,6 @@ def measure_multi_rounds(job, threads, duration, batch, rounds=MULTI_ROUNDS):
     """As measure_multi, in ``rounds`` rounds of ``duration / rounds``
     seconds, the threads starting each round together: (calls of all,
     seconds of all rounds, [aggregate calls/s per round])."""
-    import threading
-
     barrier = threading.Barrier(threads)
     results = [[] for _ in range(threads)]
     errors = []
@@ -203,15 +202,7 @@ def measure_multi_rounds(job, threads, duration, batch, rounds=MULTI_ROUNDS):
             errors.append(exc)
             barrier.abort()
 
-    pool = [threading.Thread(target=worker, args=(i,), daemon=True,
-                             name=f"arc4py-bench-{i}")
-            for i in range(threads)]
-    for t in pool:
-        t.start()
-    for t in pool:
-        t.join()
-    if errors:
-        raise errors[0]
+    run_threads(worker, threads, errors)
     calls = elapsed = 0
     rates = []
     for k in range(rounds):
@@ -252,3 +243,17 @@ class Progress:
         if self.on:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
+
+
+def run_threads(worker, threads, errors):
+    """``worker(i)`` in ``threads`` threads, waited for; then the first
+    exception the workers put in ``errors``, if any, is raised here."""
+    pool = [threading.Thread(target=worker, args=(i,), daemon=True,
+                             name=f"arc4py-bench-{i}")
+            for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    if errors:
+        raise errors[0]

@@ -126,24 +126,30 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Multi-phase init, as new extensions are written: the C API is imported
+   when the module executes; it keeps no state of its own, every call
+   draws through arc4py's C API from the calling thread, so it declares
+   that it runs without the GIL. */
+static int demo_exec(PyObject *module)
+{
+    (void)module;
+    return arc4py_import();
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, (void *)demo_exec},
+#ifdef Py_GIL_DISABLED
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
 static struct PyModuleDef moddef = {
-    PyModuleDef_HEAD_INIT, "capi_demo_c", NULL, -1, methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "capi_demo_c", NULL, 0, methods,
+    slots, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit_capi_demo_c(void)
 {
-    PyObject *m;
-
-    if (arc4py_import() < 0)
-        return NULL;
-    m = PyModule_Create(&moddef);
-#ifdef Py_GIL_DISABLED
-    /* Stateless: every call draws through arc4py's C API (any thread). */
-    if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-#endif
-    return m;
+    return PyModuleDef_Init(&moddef);
 }
