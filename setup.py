@@ -72,7 +72,11 @@ else:
     # GCC or Clang: Linux, macOS (Apple clang), FreeBSD, mingw-w64.  Threads
     # come from the C library or the interpreter's own link (no -lpthread).
     compile_args += ["-O3", "-fvisibility=hidden", "-Wall", "-Wextra",
-                     "-Wno-unused-function"]  # Cython's unused static helpers
+                     "-Wno-unused-function",  # Cython's unused static helpers
+                     # float arithmetic step by step, as Python does it:
+                     # GCC fuses a * b + c on aarch64 by default, and
+                     # Random's distributions must round as the stdlib's
+                     "-ffp-contract=off"]
 if flag("ARC4PY_TEST_HOOKS"):
     macros.append(("ARC4PY_TEST_HOOKS", "1"))
 macros += [(f"ARC4PY_NO_{isa.upper()}", "1") for isa in sorted(LEFT_OUT)]

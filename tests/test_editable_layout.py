@@ -94,7 +94,10 @@ def layout(tmp_path_factory):
         SITECUSTOMIZE.format(clone=os.path.realpath(clone)))
     env = dict(os.environ)
     env.pop("ARC4PY_BACKEND", None)
-    env["PYTHONPATH"] = str(hook)
+    # The hook first; then whatever the suite's interpreter was given (its
+    # pytest, under emulation), which the hook looks past for arc4py.
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(hook)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     return clone, env
 
 
