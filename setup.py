@@ -49,9 +49,10 @@ CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES] + [
 GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
     "rng", "rng_bitgen", "rng_test_hooks", "rng_wipe", "rng_platform_posix",
     "rng_platform_linux", "rng_platform_bsd", "rng_platform_windows")]
-# The generator's C-API capsule table and the C entry points of the hot
-# Python calls.
-BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/pyfast.c"]
+# The generator's C-API capsule table (with its AVX-512 build of the
+# buffered calls) and the C entry points of the hot Python calls.
+BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/capi_avx512.c",
+                   f"{CBIND}/pyfast.c"]
 # The cores are linked into _keystream only; _core reaches them through
 # its table (one copy of the cores and the dispatch state per process).
 CORE_SOURCES = GENERATOR_SOURCES + BINDING_SOURCES + [f"{CBIND}/cores_link.c"]

@@ -31,6 +31,7 @@ DIRECT_BYTES: Final[int]
 DIRECT_CHUNK_BYTES: Final[int]
 
 _C_API: CapsuleType  # arc4py/include/arc4py/capi.h
+_capi_hand_out: str  # "avx512" or "portable": the table's buffered calls
 # A bad ARC4PY_BACKEND, raised by arc4py at import (None if it is fine).
 _backend_env_error: ValueError | None
 

@@ -333,7 +333,7 @@ if _os.environ.get("ARC4PY_BACKEND", ""):
 # the common call in C and hand any other to the def above (same signature,
 # errors and docstring, with a __text_signature__).
 cdef extern from "pyfast.h":
-    object arc4py_capi_capsule()
+    object arc4py_capi_capsule(const char **hand_out)
     object arc4py_pyfast_wrap(object def_, object module_name)
     object arc4py_random_methods(object base, object getrandbits_def,
                                  object randbelow_def)
@@ -345,7 +345,11 @@ def _random_method_descriptors(base, getrandbits_def, randbelow_def):
     (cbind/pyfast.c).  Once, for arc4py/__init__.py."""
     return arc4py_random_methods(base, getrandbits_def, randbelow_def)
 
-_C_API = arc4py_capi_capsule()
+cdef const char *_hand_out_build = NULL
+_C_API = arc4py_capi_capsule(&_hand_out_build)
+# Which build of the table's arc4random_buf and fill this CPU got:
+# "avx512" (64-byte moves out of the buffer) or "portable".
+_capi_hand_out = _hand_out_build.decode()
 arc4random, random_u32, random_u64, arc4random_buf = [
     arc4py_pyfast_wrap(f, __name__)
     for f in (arc4random, random_u32, random_u64, arc4random_buf)]

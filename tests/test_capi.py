@@ -209,6 +209,43 @@ def test_c_calls_draw_the_calling_threads_stream(capi_demo, hooks_build, tmp_pat
     assert ok.strip() == str([True] * 6)
 
 
+def test_c_buffered_calls_hand_out_the_next_bytes_and_wipe_them(
+        capi_demo, hooks_build, tmp_path):
+    """arc4random_buf and fill at every size the hand-out splits
+    differently (16-byte steps, whole 64-byte lines on an AVX-512 CPU, the
+    tails): each returns exactly the next unread bytes of the thread's
+    buffer, and every byte before the unread ones is zero afterwards."""
+    proc = run_child("""
+        import arc4py, capi_demo_c
+        from arc4py import _core
+        arc4py.arc4random_buf(16)                  # this thread has a state
+        results = []
+        for n in (1, 15, 16, 17, 63, 64, 65, 100, 127, 128, 129, 191, 192,
+                  255, 300, 1000, 2047):
+            for call in ("buf", "fill"):
+                raw, left = _core._debug_buffer()
+                if left < n:
+                    arc4py.arc4random_buf(left)    # start a fresh buffer
+                    raw, left = _core._debug_buffer()
+                ahead = raw[len(raw) - left:][:n]
+                if call == "buf":
+                    got = capi_demo_c.bufs(n, 1)
+                else:
+                    out = bytearray(n)
+                    assert capi_demo_c.fill_into(out) == 0
+                    got = bytes(out)
+                raw, left = _core._debug_buffer()
+                results.append((n, call, got == ahead,
+                                not any(raw[:len(raw) - left])))
+        print(_core._capi_hand_out, results)
+    """, cwd=tmp_path, env=child_env(hooks_build, capi_demo))
+    assert proc.returncode == 0, proc.stderr
+    hand_out, results = proc.stdout.split(" ", 1)
+    assert hand_out in ("avx512", "portable")
+    bad = [r for r in eval(results) if r[2:] != (True, True)]
+    assert not bad, f"{hand_out} hand-out: (n, call, same bytes, wiped) {bad}"
+
+
 def test_reimport_is_harmless(capi_demo):
     sys.path.insert(0, str(capi_demo))
     try:

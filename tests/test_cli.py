@@ -198,7 +198,7 @@ def test_info_text():
     assert arc4py.__version__ in out
     assert FIRST_CORE in out
     for word in ("core", "fork protection", "reseed interval", "buffer size",
-                 "numpy", "CPU features"):
+                 "C API copies", "numpy", "CPU features"):
         assert word in out
 
 
@@ -215,6 +215,7 @@ def test_info_json():
                                             "dontdump", "vdso"}
     assert info["reseed_interval"] == arc4py._core.RESEED_INTERVAL > 0
     assert info["buffer_bytes"] == arc4py._core.BUFFER_BYTES > 0
+    assert info["c_api_hand_out"] == arc4py._core._capi_hand_out
     assert "numpy" in info
 
 

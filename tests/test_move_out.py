@@ -5,28 +5,69 @@ source left zero.
 
 tests/c/move_out_check.c checks it; it is built here at several
 optimisation levels, since what the compiler makes of the loops (vectorised,
-inlined for a constant length) differs between them.
+inlined for a constant length) differs between them.  The AVX-512 build of
+it (whole 64-byte lines first, rng_hot_path_avx512.h: the C API's
+arc4random_buf and fill on a CPU that runs the avx512 core) is checked
+natively where the CPU has AVX-512 and through SIMDe's emulation on any
+x86-64 or aarch64 machine.
 """
+import platform
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import CSRC, INCLUDE, compile_c
+import arc4py
+from helpers import CSRC, INCLUDE, compile_c, try_compile
 
 PROGRAM = Path(__file__).resolve().parent / "c" / "move_out_check.c"
+# 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
+EXPECTED = ["ok", str(301 * 32 * 32), str(17 * 32 * 32)]
+
+
+def build_and_run(cc, tmp_path, *flags):
+    if not CSRC.is_dir():
+        pytest.skip("arc4py's C sources are not next to the tests")
+    exe = tmp_path / "move_out_check"
+    compile_c(cc, *flags, "-Wall", "-Wextra", "-Werror", "-I", INCLUDE,
+              "-I", CSRC, PROGRAM, "-o", exe)
+    return exe
+
+
+def check(exe):
+    run = subprocess.run([str(exe)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.split() == EXPECTED, run.stdout
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3"])
 def test_move_out_matches_memcpy_then_memset(cc, tmp_path, opt):
-    if not CSRC.is_dir():
-        pytest.skip("arc4py's C sources are not next to the tests")
-    exe = tmp_path / "move_out_check"
-    compile_c(cc, opt, "-Wall", "-Wextra", "-Werror", "-I", INCLUDE,
-              "-I", CSRC, PROGRAM, "-o", exe)
-    run = subprocess.run([str(exe)], capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0, run.stdout + run.stderr
-    # 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
-    assert run.stdout.split() == ["ok", str(301 * 32 * 32), str(17 * 32 * 32)], (
-        run.stdout)
+    check(build_and_run(cc, tmp_path, opt))
+
+
+@pytest.mark.parametrize("opt", ["-O0", "-O3"])
+def test_avx512_move_out_matches_memcpy_then_memset(cc, tmp_path, opt):
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("the AVX-512 hand-out is x86-64 only (the emulated "
+                    "test below runs it here)")
+    exe = build_and_run(cc, tmp_path, opt, "-DMOVE_OUT_AVX512")
+    if "avx512" not in arc4py.backends():
+        pytest.skip("this CPU cannot run the avx512 core, so the AVX-512 "
+                    "hand-out was compiled, not run (the emulated test "
+                    "runs it)")
+    check(exe)
+
+
+def test_avx512_move_out_emulated_matches_memcpy_then_memset(cc, tmp_path):
+    if try_compile(cc, "#include <simde/x86/avx512.h>\n").returncode != 0:
+        pytest.skip("SIMDe headers missing: cc cannot include "
+                    "<simde/x86/avx512.h> (install libsimde-dev)")
+    check(build_and_run(cc, tmp_path, "-O1", "-DMOVE_OUT_AVX512",
+                        "-DARC4PY_EMULATE_AVX512"))
+
+
+def test_c_api_takes_the_avx512_hand_out_exactly_where_the_core_runs():
+    from arc4py import _core
+    want = "avx512" if "avx512" in arc4py.backends() else "portable"
+    assert _core._capi_hand_out == want

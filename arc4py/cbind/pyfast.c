@@ -392,8 +392,8 @@ PyObject *arc4py_random_methods(PyObject *base, PyObject *getrandbits_def,
 }
 
 /* The C API capsule (arc4py/include/arc4py/capi.h) over capi.c's table. */
-PyObject *arc4py_capi_capsule(void)
+PyObject *arc4py_capi_capsule(const char **hand_out)
 {
-    return PyCapsule_New((void *)&arc4py_capi_provider_table, ARC4PY_CAPI_CAPSULE,
-                         NULL);
+    return PyCapsule_New((void *)arc4py_capi_provider(hand_out),
+                         ARC4PY_CAPI_CAPSULE, NULL);
 }

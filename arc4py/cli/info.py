@@ -50,6 +50,8 @@ def collect():
         "fork_protection": list(arc4py.fork_protection()),
         "reseed_interval": int(_core.RESEED_INTERVAL),
         "buffer_bytes": int(_core.BUFFER_BYTES),
+        # The C API's arc4random_buf and fill: "avx512" or "portable".
+        "c_api_hand_out": _core._capi_hand_out,
         "numpy": numpy_version,
         "numpy_support": numpy_ext,
         "python_version": platform.python_version(),
@@ -72,6 +74,13 @@ def _bytes_label(n):
         if n >= 1 << shift and n % (1 << shift) == 0:
             return f"{n} bytes ({n >> shift} {unit})"
     return f"{n} bytes"
+
+
+# How the C API's arc4random_buf and fill move bytes out of the buffer.
+HAND_OUT_LABELS = {
+    "avx512": "64 bytes per move (AVX-512 build of arc4random_buf and fill)",
+    "portable": "16 bytes per move",
+}
 
 
 def format_info(info):
@@ -107,6 +116,8 @@ def format_info(info):
         ("reseed interval", "at most " + _bytes_label(info["reseed_interval"])
          + ", at a random point in its last quarter"),
         ("buffer size", _bytes_label(info["buffer_bytes"])),
+        ("C API copies", HAND_OUT_LABELS.get(info["c_api_hand_out"],
+                                             info["c_api_hand_out"])),
         ("numpy", numpy),
         ("python", f"{info['python_version']} "
                    f"({info['python_implementation']}, {info['platform']})"),

@@ -11,16 +11,7 @@
 #define ARC4PY_CHACHA20_CORES_H
 
 #include "arc4py/chacha20.h"
-
-/* Where the SIMD cores exist: x86-64 (no i386), little-endian aarch64. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ARC4PY_X86_64 1
-#endif
-#if defined(__aarch64__) && defined(__ARM_NEON) && \
-    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
-    (defined(__GNUC__) || defined(__clang__))
-#define ARC4PY_AARCH64 1
-#endif
+#include "compiler_compat.h" /* ARC4PY_X86_64, ARC4PY_AARCH64 */
 
 /* CPU features (the dispatch's bits; a core lists the ones it needs). */
 enum {

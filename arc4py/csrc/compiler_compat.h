@@ -21,6 +21,17 @@
 #error "arc4py: needs GCC, Clang or MSVC (atomics, thread-local storage)"
 #endif
 
+/* ---- where SIMD code is built ---------------------------------------------
+ * x86-64 (no i386) and little-endian aarch64, with GCC or Clang: the SIMD
+ * code's target attributes and register-clearing assembly are theirs. */
+#if defined(__x86_64__) && defined(RNG_GNUC)
+#define ARC4PY_X86_64 1
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON) && defined(RNG_GNUC) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ARC4PY_AARCH64 1
+#endif
+
 /* ---- attributes ---------------------------------------------------------- */
 #ifdef RNG_GNUC
 #define RNG_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -29,12 +40,16 @@
 /* Slow paths stay out of line, so the hot paths need no stack frame. */
 #define RNG_COLD_NOINLINE __attribute__((cold, noinline))
 #define RNG_NORETURN __attribute__((noreturn))
+/* The hot path inlined at every caller: Clang keeps it out of line where
+   a file has two callers of it, a call more per draw. */
+#define RNG_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define RNG_LIKELY(x) (x)
 #define RNG_UNLIKELY(x) (x)
 #define RNG_NOINLINE __declspec(noinline)
 #define RNG_COLD_NOINLINE __declspec(noinline)
 #define RNG_NORETURN __declspec(noreturn)
+#define RNG_ALWAYS_INLINE __forceinline
 #endif
 
 /* ---- thread-local storage ----------------------------------------------- */

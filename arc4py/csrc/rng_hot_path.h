@@ -65,6 +65,11 @@ RNG_NORETURN void rng_abort(int err, const char *inside);
  * pass.  For the sizes of the hot path (16..128 bytes) two library calls,
  * memcpy then memset, cost more than the work itself; a constant n (the
  * integer draws) leaves it to the compiler, which inlines both.
+ *
+ * A file compiled for a wider vector ISA defines RNG_MOVE_OUT_LINES(dst,
+ * src, n) before including this header (rng_hot_path_avx512.h): it moves
+ * the whole 64-byte lines and returns how many bytes that was; 16-byte
+ * steps do the rest.
  */
 static inline void rng_move_out(uint8_t *dst, uint8_t *src, size_t n)
 {
@@ -80,6 +85,10 @@ static inline void rng_move_out(uint8_t *dst, uint8_t *src, size_t n)
         memset(src, 0, n);
         return;
     }
+#ifdef RNG_MOVE_OUT_LINES
+    if (n >= 64)
+        i = RNG_MOVE_OUT_LINES(dst, src, n);
+#endif
     for (; i + 16 <= n; i += 16) {
         *(v16 *)(dst + i) = *(const v16 *)(src + i);
         *(v16 *)(src + i) = (v16){0};
@@ -125,7 +134,7 @@ static inline void rng_move_out(uint8_t *dst, uint8_t *src, size_t n)
  * after it finds busy and leaves the buffer alone.  So no two calls hand
  * out the same bytes, and left only ever goes down by what was copied out.
  */
-static inline int rng_take_buffered(void *out, size_t n)
+static RNG_ALWAYS_INLINE int rng_take_buffered(void *out, size_t n)
 {
     struct rng_state *s = rng_tls_state;
     size_t left;
@@ -155,7 +164,7 @@ static inline int rng_take_buffered(void *out, size_t n)
 }
 
 /* n random bytes into out, as arc4py_rng_buf(): 0 or an errno value. */
-static inline int rng_take(void *out, size_t n)
+static RNG_ALWAYS_INLINE int rng_take(void *out, size_t n)
 {
     return RNG_LIKELY(rng_take_buffered(out, n)) ? 0 : rng_buf_slow(out, n);
 }
