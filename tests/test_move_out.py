@@ -25,7 +25,7 @@ PROGRAM = Path(__file__).resolve().parent / "c" / "move_out_check.c"
 EXPECTED = ["ok", str(301 * 32 * 32), str(17 * 32 * 32)]
 
 
-def build_and_run(cc, tmp_path, *flags):
+def build(cc, tmp_path, *flags):
     if not CSRC.is_dir():
         pytest.skip("arc4py's C sources are not next to the tests")
     exe = tmp_path / "move_out_check"
@@ -43,7 +43,7 @@ def check(exe):
 
 @pytest.mark.parametrize("opt", ["-O0", "-O2", "-O3"])
 def test_move_out_matches_memcpy_then_memset(cc, tmp_path, opt):
-    check(build_and_run(cc, tmp_path, opt))
+    check(build(cc, tmp_path, opt))
 
 
 @pytest.mark.parametrize("opt", ["-O0", "-O3"])
@@ -51,7 +51,7 @@ def test_avx512_move_out_matches_memcpy_then_memset(cc, tmp_path, opt):
     if platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("the AVX-512 hand-out is x86-64 only (the emulated "
                     "test below runs it here)")
-    exe = build_and_run(cc, tmp_path, opt, "-DMOVE_OUT_AVX512")
+    exe = build(cc, tmp_path, opt, "-mavx512f", "-DMOVE_OUT_AVX512")
     if "avx512" not in arc4py.backends():
         pytest.skip("this CPU cannot run the avx512 core, so the AVX-512 "
                     "hand-out was compiled, not run (the emulated test "
@@ -63,7 +63,7 @@ def test_avx512_move_out_emulated_matches_memcpy_then_memset(cc, tmp_path):
     if try_compile(cc, "#include <simde/x86/avx512.h>\n").returncode != 0:
         pytest.skip("SIMDe headers missing: cc cannot include "
                     "<simde/x86/avx512.h> (install libsimde-dev)")
-    check(build_and_run(cc, tmp_path, "-O1", "-DMOVE_OUT_AVX512",
+    check(build(cc, tmp_path, "-O1", "-DMOVE_OUT_AVX512",
                         "-DARC4PY_EMULATE_AVX512"))
 
 

@@ -7,22 +7,12 @@
  * and exits 0, or names the first failures.
  *
  * With -DMOVE_OUT_AVX512 it checks the AVX-512 build instead (whole lines
- * first, rng_hot_path_avx512.h), compiled for AVX-512F as
- * arc4py/cbind/capi_avx512.c is, or with -DARC4PY_EMULATE_AVX512 through
- * SIMDe on any CPU.
+ * first, rng_hot_path_avx512.h): compiled with -mavx512f, as
+ * arc4py/cbind/capi_avx512.c's pragma compiles it, or with
+ * -DARC4PY_EMULATE_AVX512 through SIMDe on any CPU.
  */
 #include <stdio.h>
 #include <string.h>
-
-#if defined(MOVE_OUT_AVX512) && !defined(ARC4PY_EMULATE_AVX512)
-#include <immintrin.h>
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f"))), \
-                             apply_to = function)
-#else
-#pragma GCC target("avx512f")
-#endif
-#endif
 
 #ifdef MOVE_OUT_AVX512
 #include "rng_hot_path_avx512.h"
@@ -105,8 +95,3 @@ int main(void)
     printf("ok %lu %lu\n", variable_cases, constant_cases);
     return 0;
 }
-
-#if defined(MOVE_OUT_AVX512) && !defined(ARC4PY_EMULATE_AVX512) && \
-    defined(__clang__)
-#pragma clang attribute pop
-#endif
