@@ -194,8 +194,8 @@ def test_c_calls_draw_the_calling_threads_stream(capi_demo, hooks_build, tmp_pat
         for mod in (capi_demo_c, capi_demo_cy):
             arc4py.arc4random_buf(16)              # this thread has a state
             raw, left = _core._debug_buffer()
-            if left < 64:
-                arc4py.arc4random_buf(left)        # start a fresh buffer
+            if left < 64:                          # start a fresh buffer:
+                arc4py.arc4random_buf(left + 1)    # the last bytes and 1
                 raw, left = _core._debug_buffer()
             ahead = raw[len(raw) - left:]
             ok.append(mod.bufs(16, 1) == ahead[:16])
@@ -219,13 +219,15 @@ def test_c_buffered_calls_hand_out_the_next_bytes_and_wipe_them(
         import arc4py, capi_demo_c
         from arc4py import _core
         arc4py.arc4random_buf(16)                  # this thread has a state
+        raw, left = _core._debug_buffer()
+        arc4py.arc4random_buf(left - 40)           # so a fresh buffer is due
         results = []
         for n in (1, 15, 16, 17, 63, 64, 65, 100, 127, 128, 129, 191, 192,
                   255, 300, 1000, 2047):
             for call in ("buf", "fill"):
                 raw, left = _core._debug_buffer()
-                if left < n:
-                    arc4py.arc4random_buf(left)    # start a fresh buffer
+                if left < n:                       # start a fresh buffer:
+                    arc4py.arc4random_buf(left + 1)  # the last bytes and 1
                     raw, left = _core._debug_buffer()
                 ahead = raw[len(raw) - left:][:n]
                 if call == "buf":

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import arc4py
-from helpers import CSRC, INCLUDE, compile_c, try_compile
+from helpers import CSRC, INCLUDE, child_env, compile_c, run_child, try_compile
 
 PROGRAM = Path(__file__).resolve().parent / "c" / "move_out_check.c"
 # 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
@@ -67,7 +67,19 @@ def test_avx512_move_out_emulated_matches_memcpy_then_memset(cc, tmp_path):
                         "-DARC4PY_EMULATE_AVX512"))
 
 
-def test_c_api_takes_the_avx512_hand_out_exactly_where_the_core_runs():
-    from arc4py import _core
-    want = "avx512" if "avx512" in arc4py.backends() else "portable"
-    assert _core._capi_hand_out == want
+@pytest.mark.parametrize("core", [None, "avx512", "avx2", "generic"])
+def test_c_api_takes_the_avx512_hand_out_with_the_avx512_core(core):
+    """The C API's AVX-512 build of arc4random_buf and fill goes with the
+    avx512 core: the default where the CPU runs it, and never where one
+    chose another core (ARC4PY_BACKEND)."""
+    if core is not None and core not in arc4py.backends():
+        pytest.skip(f"this CPU cannot run the {core} core")
+    proc = run_child("""
+        import arc4py
+        from arc4py import _core
+        print(arc4py.backend(), _core._capi_hand_out)
+    """, env=child_env(ARC4PY_BACKEND=core))
+    assert proc.returncode == 0, proc.stderr
+    backend, hand_out = proc.stdout.split()
+    assert backend == (core or arc4py.backends()[0])
+    assert hand_out == ("avx512" if backend == "avx512" else "portable")

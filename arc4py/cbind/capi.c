@@ -6,9 +6,7 @@
  * are.  arc4py's own Cython modules draw through this table too.  The
  * generator's fast path is inlined (arc4py/csrc/rng_hot_path.h).
  * arc4py_capi_capsule() (pyfast.c) puts arc4py_capi_provider()'s table
- * into the capsule: the table whose arc4random_buf and fill are compiled
- * for AVX-512 (capi_avx512.c) where the CPU runs the avx512 core, else
- * this file's.
+ * into the capsule.
  */
 #define ARC4PY_CAPI_PROVIDER 1
 #include "arc4py/capi.h"
@@ -16,6 +14,8 @@
 #include "arc4py/generator.h"
 #include "rng_hot_path.h"
 #include "capi_buffered.h"
+
+#include <string.h>
 
 static uint32_t capi_arc4random(void)
 {
@@ -25,11 +25,6 @@ static uint32_t capi_arc4random(void)
     if (err)
         rng_abort(err, CAPI_CALL);
     return r;
-}
-
-static void capi_arc4random_buf(void *buf, size_t n)
-{
-    capi_buffered_arc4random_buf(buf, n);
 }
 
 static uint32_t capi_arc4random_uniform(uint32_t upper_bound)
@@ -46,30 +41,36 @@ static uint32_t capi_arc4random_uniform(uint32_t upper_bound)
     return r;
 }
 
-static int capi_fill(void *buf, size_t n) { return capi_buffered_fill(buf, n); }
-
 /* One table per build of arc4random_buf and fill; the rest is shared. */
-#define CAPI_TABLE(arc4random_buf, fill)                                   \
+#define CAPI_TABLE(arc4random_buf_fn, fill_fn)                             \
     {                                                                      \
-        sizeof(arc4py_capi), ARC4PY_CAPI_VERSION, capi_arc4random,         \
-            arc4random_buf, capi_arc4random_uniform, fill, arc4py_rng_u32, \
-            arc4py_rng_u64, arc4py_bitgen_u64, arc4py_bitgen_u32,          \
-            arc4py_bitgen_double                                           \
+        .size = sizeof(arc4py_capi), .version = ARC4PY_CAPI_VERSION,       \
+        .arc4random = capi_arc4random, .arc4random_buf = arc4random_buf_fn, \
+        .arc4random_uniform = capi_arc4random_uniform, .fill = fill_fn,    \
+        .random_u32 = arc4py_rng_u32, .random_u64 = arc4py_rng_u64,        \
+        .bitgen_u64 = arc4py_bitgen_u64, .bitgen_u32 = arc4py_bitgen_u32,  \
+        .bitgen_double = arc4py_bitgen_double,                             \
     }
 
 static const arc4py_capi capi_table_portable =
-    CAPI_TABLE(capi_arc4random_buf, capi_fill);
-#ifdef CAPI_HAVE_AVX512
+    CAPI_TABLE(capi_buffered_arc4random_buf, capi_buffered_fill);
+#ifdef ARC4PY_BUILD_AVX512
 static const arc4py_capi capi_table_avx512 =
     CAPI_TABLE(capi_arc4random_buf_avx512, capi_fill_avx512);
 #endif
 
+/*
+ * The AVX-512 build of arc4random_buf and fill (capi_avx512.c) goes with
+ * the avx512 core: the dispatch runs that core only where the CPU has
+ * AVX-512F and the OS saves the zmm state, and one who chose another core
+ * (ARC4PY_BACKEND=avx2, say, to keep AVX-512 off) gets no AVX-512 from
+ * the C API either.  Chosen once, when arc4py._core makes the capsule,
+ * after the core was chosen.
+ */
 const arc4py_capi *arc4py_capi_provider(const char **hand_out)
 {
-#ifdef CAPI_HAVE_AVX512
-    /* The dispatch is the one judge of the CPU: the avx512 core runnable
-       means AVX-512F and zmm state saved by the OS. */
-    if (arc4py_chacha20_find("avx512") != NULL) {
+#ifdef ARC4PY_BUILD_AVX512
+    if (strcmp(arc4py_chacha20_active()->name, "avx512") == 0) {
         *hand_out = "avx512";
         return &capi_table_avx512;
     }

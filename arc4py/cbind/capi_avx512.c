@@ -1,18 +1,18 @@
 /*
  * The C API's arc4random_buf and fill (capi_buffered.h) compiled for
  * AVX-512F: a C caller's 128-byte draw moves its bytes out of the buffer
- * in two lines, not eight 16-byte steps.  capi.c puts these two in the
- * table only where the dispatch finds the avx512 core runnable (the CPU
- * has AVX-512F, the OS saves the zmm state); on other architectures, with
- * MSVC or with ARC4PY_NO_AVX512 this file compiles to nothing.
+ * in two lines, not eight 16-byte steps.  capi.c's table takes these two
+ * where the avx512 core runs; on other architectures, with MSVC or with
+ * ARC4PY_NO_AVX512 this file compiles to nothing.
  *
  * The pragma applies to every function below it, the generator's inlined
  * fast path included, so the file needs no -m flag.
  */
 #include "compiler_compat.h"
 
-#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_AVX512)
+#ifdef ARC4PY_BUILD_AVX512
 
+/* The intrinsics' header before the pragma, as Clang wants it. */
 #include <immintrin.h>
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f"))), \

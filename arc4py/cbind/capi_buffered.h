@@ -2,8 +2,8 @@
  * The C API's two calls that hand out buffered bytes of any length,
  * arc4random_buf and fill, written once for the two builds of them: capi.c
  * compiles them for every CPU, capi_avx512.c again for AVX-512, whose
- * hand-outs move a whole 64-byte line per instruction.  capi.c's table
- * takes the second where the dispatch finds the avx512 core runnable.
+ * hand-outs move a whole 64-byte line per instruction (capi.c says which
+ * build its table takes).
  *
  * The includer has included a hot path first (rng_hot_path.h, or
  * rng_hot_path_avx512.h in a file compiled for AVX-512): rng_take() below
@@ -36,8 +36,7 @@ static inline int capi_buffered_fill(void *buf, size_t n)
 }
 
 /* capi_avx512.c's builds of the two, where it has them. */
-#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_AVX512)
-#define CAPI_HAVE_AVX512 1
+#ifdef ARC4PY_BUILD_AVX512
 void capi_arc4random_buf_avx512(void *buf, size_t n);
 int capi_fill_avx512(void *buf, size_t n);
 #endif

@@ -33,7 +33,7 @@
 #error "the avx512 core hands its tails to the avx2 core: keep both or neither"
 #endif
 
-#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_AVX512)
+#ifdef ARC4PY_BUILD_AVX512
 
 #ifdef ARC4PY_EMULATE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES

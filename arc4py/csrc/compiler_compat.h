@@ -31,6 +31,11 @@
     defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ARC4PY_AARCH64 1
 #endif
+/* AVX-512 code (the avx512 core, the C API's AVX-512 build) is built:
+   x86-64, and not left out with ARC4PY_NO_AVX512. */
+#if defined(ARC4PY_X86_64) && !defined(ARC4PY_NO_AVX512)
+#define ARC4PY_BUILD_AVX512 1
+#endif
 
 /* ---- attributes ---------------------------------------------------------- */
 #ifdef RNG_GNUC

@@ -6,8 +6,8 @@
  * are most of the rest (see arc4py/cbind/capi_avx512.c).
  *
  * Include it in place of rng_hot_path.h, after the file's target pragma.
- * What is built on it may only run once the dispatch has found the avx512
- * core runnable: the CPU has AVX-512F and the OS saves the zmm state.
+ * What is built on it may only run where the dispatch runs the avx512 core
+ * (arc4py/cbind/capi.c chooses).
  * Only the hand-out changes; every check of rng_take_buffered() is the
  * same code.
  */
@@ -40,6 +40,13 @@ static inline size_t rng_move_out_lines_avx512(uint8_t *dst, uint8_t *src,
                             _mm512_loadu_si512((const void *)(src + i)));
         _mm512_storeu_si512((void *)(src + i), _mm512_setzero_si512());
     }
+    /* Said here, not left to the compiler (GCC adds it only from -O2):
+       the upper 48 bytes of the last line leave the registers, and the
+       caller's SSE code pays no transition.  (Emulated registers are
+       plain memory, and SIMDe has no such call.) */
+#ifndef ARC4PY_EMULATE_AVX512
+    _mm256_zeroupper();
+#endif
     return i;
 }
 
