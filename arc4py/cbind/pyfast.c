@@ -250,7 +250,14 @@ static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
 
     if (!PyLong_CheckExact(arg))
         return method_slow(METHOD_GETRANDBITS, self, arg);
-    k = PyLong_AsSsize_t(arg);
+#if PY_VERSION_HEX >= 0x030C0000
+    /* A small int's value is read in place: no call, no overflow check
+       (the Mersenne Twister's own getrandbits makes one call here). */
+    if (PyUnstable_Long_IsCompact((PyLongObject *)arg))
+        k = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)arg);
+    else
+#endif
+        k = PyLong_AsSsize_t(arg);
     if (k <= 0 || k > 8 * GETRANDBITS_BYTES) {
         PyErr_Clear(); /* 0, negative, large, past sys.maxsize */
         return method_slow(METHOD_GETRANDBITS, self, arg);
