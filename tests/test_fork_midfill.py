@@ -29,12 +29,25 @@ def program(cc, tmp_path_factory):
                                    tmp_path_factory.mktemp("fm") / "fork_midfill")
 
 
+# Forks that landed mid-output wanted per core (where in the fill each
+# lands varies), and the runs allowed to reach them: a fork can land after
+# the fill's last byte (in its final wipe, or with the filler thread
+# descheduled there), and the child then has nothing to reproduce.
+MID_OUTPUT_FORKS = 4
+MAX_RUNS = 40
+
+
 @pytest.mark.parametrize("core", arc4py.backends())
 def test_child_reproduces_at_most_one_chunk(program, core):
-    for _ in range(4):  # where the fork lands in the fill varies
+    landed, runs = [], 0
+    while len(landed) < MID_OUTPUT_FORKS and runs < MAX_RUNS:
+        runs += 1
         proc = subprocess.run([program, core], capture_output=True, text=True,
                               timeout=300)
         assert proc.returncode == 0, proc.stderr
         res = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert res["post_fork_blocks"] > 0, res  # the fork was mid-output
-        assert res["reproduced_bytes"] <= DIRECT_CHUNK_BYTES, (core, res)
+        if res["post_fork_blocks"] > 0:  # the fork was mid-output
+            landed.append(res)
+            assert res["reproduced_bytes"] <= DIRECT_CHUNK_BYTES, (core, res)
+    assert len(landed) == MID_OUTPUT_FORKS, (
+        f"only {len(landed)} of {runs} forks landed while the fill was writing")
