@@ -28,6 +28,10 @@ def attempt_all():
         ("token_bytes()", arc4py.token_bytes, None),
         ("token_hex()", arc4py.token_hex, None),
         ("Random().random()", lambda: arc4py.Random().random(), None),
+        ("Random().getrandbits(32)", lambda: arc4py.Random().getrandbits(32), None),
+        ("Random().getrandbits(64)", lambda: arc4py.Random().getrandbits(64), None),
+        ("Random().getrandbits(300)", lambda: arc4py.Random().getrandbits(300), None),
+        ("Random().randrange(10)", lambda: arc4py.Random().randrange(10), None),
         ("stir()", arc4py.stir, None),
     ]
     # numpy seeds itself from the OS when imported: its arrays are tried
@@ -50,7 +54,7 @@ def attempt_all():
 '''
 
 # Calls in CHILD_SOURCE without numpy.
-N_CALLS = 16
+N_CALLS = 20
 
 
 def check_all_failed(results, expect_errno):

@@ -17,6 +17,9 @@
 #include <Python.h>
 
 #include <string.h>
+#if PY_VERSION_HEX < 0x030B0000
+#include <longintrepr.h> /* 3.11 on: included by Python.h */
+#endif
 
 #include "arc4py/generator.h"
 #define ARC4PY_CAPI_PROVIDER 1
@@ -48,18 +51,54 @@ static inline int no_size(PyObject *const *args, Py_ssize_t nargs,
 static PyObject *slow(int which, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames);
 
-static PyObject *u32_call(int which, PyObject *const *args, Py_ssize_t nargs,
-                          PyObject *kwnames)
+/*
+ * The integer draws' slow path, kept out of the callers: their buffered
+ * path then takes no address of the value (it stays in a register) and
+ * ends in a tail call of the int constructor, with no stack frame.
+ */
+static RNG_COLD_NOINLINE PyObject *u32_unbuffered(unsigned shift)
 {
     uint32_t r;
-    int err;
+    int err = rng_buf_slow(&r, sizeof r);
 
+    return RNG_UNLIKELY(err) ? entropy_error(err)
+                             : PyLong_FromUnsignedLong(r >> shift);
+}
+
+static RNG_COLD_NOINLINE PyObject *u64_unbuffered(unsigned shift)
+{
+    uint64_t r;
+    int err = rng_buf_slow(&r, sizeof r);
+
+    return RNG_UNLIKELY(err) ? entropy_error(err)
+                             : PyLong_FromUnsignedLongLong(r >> shift);
+}
+
+/* 32 (64) random bits shifted right by shift (< 32, < 64), as an int. */
+static inline PyObject *u32_draw(unsigned shift)
+{
+    uint32_t r;
+
+    return RNG_LIKELY(rng_take_buffered(&r, sizeof r))
+               ? PyLong_FromUnsignedLong(r >> shift)
+               : u32_unbuffered(shift);
+}
+
+static inline PyObject *u64_draw(unsigned shift)
+{
+    uint64_t r;
+
+    return RNG_LIKELY(rng_take_buffered(&r, sizeof r))
+               ? PyLong_FromUnsignedLongLong(r >> shift)
+               : u64_unbuffered(shift);
+}
+
+static inline PyObject *u32_call(int which, PyObject *const *args,
+                                 Py_ssize_t nargs, PyObject *kwnames)
+{
     if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
         return slow(which, args, nargs, kwnames);
-    err = rng_take(&r, sizeof r);
-    if (RNG_UNLIKELY(err))
-        return entropy_error(err);
-    return PyLong_FromUnsignedLong(r);
+    return u32_draw(0);
 }
 
 static PyObject *fast_arc4random(PyObject *self, PyObject *const *args,
@@ -79,16 +118,10 @@ static PyObject *fast_random_u32(PyObject *self, PyObject *const *args,
 static PyObject *fast_random_u64(PyObject *self, PyObject *const *args,
                                  Py_ssize_t nargs, PyObject *kwnames)
 {
-    uint64_t r;
-    int err;
-
     (void)self;
     if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
         return slow(FAST_RANDOM_U64, args, nargs, kwnames);
-    err = rng_take(&r, sizeof r);
-    if (RNG_UNLIKELY(err))
-        return entropy_error(err);
-    return PyLong_FromUnsignedLongLong(r);
+    return u64_draw(0);
 }
 
 static PyObject *fast_buf(PyObject *self, PyObject *const *args,
@@ -230,7 +263,8 @@ PyObject *arc4py_pyfast_wrap(PyObject *def_, PyObject *module_name)
 enum { METHOD_GETRANDBITS, METHOD_RANDBELOW, METHOD_N };
 static PyObject *method_fallback[METHOD_N];
 
-static PyObject *method_slow(int which, PyObject *self, PyObject *arg)
+/* (out of line: its argument array would give the fast paths a frame) */
+static RNG_NOINLINE PyObject *method_slow(int which, PyObject *self, PyObject *arg)
 {
     PyObject *args[2] = {self, arg};
 
@@ -240,47 +274,64 @@ static PyObject *method_slow(int which, PyObject *self, PyObject *arg)
 /* getrandbits(k) up to this many bits is served here, from the stack. */
 #define GETRANDBITS_BYTES 512
 
-static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
+/* getrandbits(k) for 64 < k <= 8 * GETRANDBITS_BYTES: whole bytes,
+   little-endian, the excess high bits cleared. */
+static RNG_NOINLINE PyObject *getrandbits_bytes(Py_ssize_t k)
 {
     unsigned char bytes[GETRANDBITS_BYTES];
-    Py_ssize_t k, n;
-    uint32_t r32;
-    uint64_t r;
-    int err;
+    Py_ssize_t n = (k + 7) / 8;
+    int err = rng_take(bytes, (size_t)n);
 
-    if (!PyLong_CheckExact(arg))
-        return method_slow(METHOD_GETRANDBITS, self, arg);
-#if PY_VERSION_HEX >= 0x030C0000
-    /* A small int's value is read in place: no call, no overflow check
-       (the Mersenne Twister's own getrandbits makes one call here). */
-    if (PyUnstable_Long_IsCompact((PyLongObject *)arg))
-        k = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)arg);
-    else
-#endif
-        k = PyLong_AsSsize_t(arg);
-    if (k <= 0 || k > 8 * GETRANDBITS_BYTES) {
-        PyErr_Clear(); /* 0, negative, large, past sys.maxsize */
-        return method_slow(METHOD_GETRANDBITS, self, arg);
-    }
-    if (k <= 32) {
-        err = rng_take(&r32, sizeof r32);
-        if (RNG_UNLIKELY(err))
-            return entropy_error(err);
-        return PyLong_FromUnsignedLong(r32 >> (32 - k));
-    }
-    if (k <= 64) {
-        err = rng_take(&r, sizeof r);
-        if (RNG_UNLIKELY(err))
-            return entropy_error(err);
-        return PyLong_FromUnsignedLongLong(r >> (64 - k));
-    }
-    /* Whole bytes, little-endian, the excess high bits cleared. */
-    n = (k + 7) / 8;
-    err = rng_take(bytes, (size_t)n);
     if (RNG_UNLIKELY(err))
         return entropy_error(err);
     bytes[n - 1] &= (unsigned char)(0xFF >> (8 * n - k));
     return arc4py_long_from_le_bytes(bytes, (size_t)n);
+}
+
+/* A k getrandbits_method() does not serve (0, negative, large, past
+   sys.maxsize): the Cython def's, with its errors. */
+static RNG_NOINLINE PyObject *getrandbits_refused(PyObject *self, PyObject *arg)
+{
+    PyErr_Clear(); /* PyLong_AsSsize_t's OverflowError, if any */
+    return method_slow(METHOD_GETRANDBITS, self, arg);
+}
+
+static inline PyObject *getrandbits_k(PyObject *self, PyObject *arg, Py_ssize_t k)
+{
+    if (k <= 0 || k > 8 * GETRANDBITS_BYTES)
+        return getrandbits_refused(self, arg);
+    if (k <= 32)
+        return u32_draw((unsigned)(32 - k));
+    if (k <= 64)
+        return u64_draw((unsigned)(64 - k));
+    return getrandbits_bytes(k);
+}
+
+/* An int that is not small: its value through the API. */
+static RNG_NOINLINE PyObject *getrandbits_large_int(PyObject *self, PyObject *arg)
+{
+    return getrandbits_k(self, arg, PyLong_AsSsize_t(arg));
+}
+
+/* Every call in here is a tail call: the common case (a small int k of 1
+   to 64) needs no stack frame. */
+static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
+{
+    if (!PyLong_CheckExact(arg))
+        return method_slow(METHOD_GETRANDBITS, self, arg);
+    /* A small int's value is read in place: no call, no overflow check
+       (the Mersenne Twister's own getrandbits makes one call here). */
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject *)arg))
+        return getrandbits_k(
+            self, arg, (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)arg));
+#else
+    /* (before 3.12 the digits are the layout: a positive int below
+       2**30 is one digit, and Py_SIZE 1) */
+    if (Py_SIZE(arg) == 1)
+        return getrandbits_k(self, arg, (Py_ssize_t)((PyLongObject *)arg)->ob_digit[0]);
+#endif
+    return getrandbits_large_int(self, arg);
 }
 
 /* The bit length of the exact int n if n > 0 and it has at most
