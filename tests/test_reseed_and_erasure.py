@@ -99,6 +99,41 @@ def test_rekey_bytes_and_first_draw_are_wiped(hooks_build, tmp_path):
     assert res["after_stir"]["left"] == 0
 
 
+def test_integer_draws_are_the_next_buffered_bytes(hooks_build, tmp_path):
+    # The ints the C fast paths build (two digits by hand before 3.12) hold
+    # exactly the next unread bytes, in native order, shifted as the stdlib
+    # shifts getrandbits(k) for k <= 32 (a 32-bit word) and k <= 64.
+    res = run_hooked(hooks_build, """
+        import sys
+        rng = arc4py.Random()
+        calls = [("arc4random", 4, 0, arc4py.arc4random),
+                 ("random_u32", 4, 0, arc4py.random_u32),
+                 ("random_u64", 8, 0, arc4py.random_u64)]
+        for k in (1, 17, 29, 30, 31, 32, 33, 61, 64):
+            calls.append(("getrandbits(%d)" % k, 4 if k <= 32 else 8,
+                          (32 if k <= 32 else 64) - k,
+                          lambda k=k: rng.getrandbits(k)))
+        arc4py.arc4random_buf(1)
+        bad, checked, big = [], 0, 0
+        for _ in range(400):
+            for name, n, shift, fn in calls:
+                buf, left = C._debug_buffer()
+                if left < n:          # this call refills: nothing to compare
+                    fn()
+                    continue
+                at = len(buf) - left
+                want = int.from_bytes(bytes(buf[at:at + n]), sys.byteorder) >> shift
+                got = fn()
+                checked += 1
+                big += got >= 2 ** 30
+                if type(got) is not int or got != want or got != int(str(want)):
+                    bad.append((name, got, want))
+        print(json.dumps({"bad": bad[:5], "checked": checked, "big": big}))
+    """, tmp_path)
+    assert res["bad"] == []
+    assert res["checked"] > 4000 and res["big"] > 1000, res
+
+
 def test_small_draws_leave_zeros_behind(hooks_build, tmp_path):
     res = run_hooked(hooks_build, """
         bad = []

@@ -52,6 +52,28 @@ static PyObject *slow(int which, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames);
 
 /*
+ * 32 bits as an int.  Before 3.12 the layout is public (longintrepr.h) and
+ * a value of 2**30 or more is two digits: _PyLong_New(2) and two stores
+ * skip PyLong_FromUnsignedLong's digit count and one call (a draw is
+ * three times in four that large).  3.12 on: the API's constructor.
+ */
+static inline PyObject *long_from_u32(uint32_t v)
+{
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    if (v >= PyLong_BASE) {
+        PyLongObject *o = _PyLong_New(2);
+
+        if (o != NULL) {
+            o->ob_digit[0] = (digit)(v & PyLong_MASK);
+            o->ob_digit[1] = (digit)(v >> PyLong_SHIFT);
+        }
+        return (PyObject *)o;
+    }
+#endif
+    return PyLong_FromUnsignedLong(v);
+}
+
+/*
  * The integer draws' slow path, kept out of the callers: their buffered
  * path then takes no address of the value (it stays in a register) and
  * ends in a tail call of the int constructor, with no stack frame.
@@ -61,8 +83,7 @@ static RNG_COLD_NOINLINE PyObject *u32_unbuffered(unsigned shift)
     uint32_t r;
     int err = rng_buf_slow(&r, sizeof r);
 
-    return RNG_UNLIKELY(err) ? entropy_error(err)
-                             : PyLong_FromUnsignedLong(r >> shift);
+    return RNG_UNLIKELY(err) ? entropy_error(err) : long_from_u32(r >> shift);
 }
 
 static RNG_COLD_NOINLINE PyObject *u64_unbuffered(unsigned shift)
@@ -80,7 +101,7 @@ static inline PyObject *u32_draw(unsigned shift)
     uint32_t r;
 
     return RNG_LIKELY(rng_take_buffered(&r, sizeof r))
-               ? PyLong_FromUnsignedLong(r >> shift)
+               ? long_from_u32(r >> shift)
                : u32_unbuffered(shift);
 }
 
