@@ -9,7 +9,8 @@
  * numpy array, keywords, bad input, large requests that drop the GIL) is
  * forwarded unchanged to the Cython def it replaces, so signatures, errors
  * and docstrings stay those of arc4py/_core.pyx.  The generator's fast
- * path is inlined here (rng_take() from arc4py/csrc/rng_hot_path.h).
+ * path is inlined here (rng_take_buffered() and rng_take() from
+ * arc4py/csrc/rng_hot_path.h).
  * _core.pyx creates the functions with arc4py_pyfast_wrap() in its last
  * section, and the C API's capsule with arc4py_capi_capsule().
  */
