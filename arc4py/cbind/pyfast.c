@@ -296,6 +296,28 @@ static RNG_NOINLINE PyObject *method_slow(int which, PyObject *self, PyObject *a
 /* getrandbits(k) up to this many bits is served here, from the stack. */
 #define GETRANDBITS_BYTES 512
 
+/* A small positive int's value, read in place: no call, no overflow check
+   (the Mersenne Twister's own getrandbits makes one call here).  1 with *v
+   set, or 0 for any other int (zero, negative, 2**30 or more on most
+   builds): the caller's general path. */
+static inline int small_positive(PyObject *arg, Py_ssize_t *v)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject *)arg)) {
+        *v = (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)arg);
+        return *v > 0;
+    }
+#else
+    /* (before 3.12 the digits are the layout: a positive int below
+       2**PyLong_SHIFT is one digit, and Py_SIZE 1) */
+    if (Py_SIZE(arg) == 1) {
+        *v = (Py_ssize_t)((PyLongObject *)arg)->ob_digit[0];
+        return 1;
+    }
+#endif
+    return 0;
+}
+
 /* getrandbits(k) for 64 < k <= 8 * GETRANDBITS_BYTES: whole bytes,
    little-endian, the excess high bits cleared. */
 static RNG_NOINLINE PyObject *getrandbits_bytes(Py_ssize_t k)
@@ -339,20 +361,12 @@ static RNG_NOINLINE PyObject *getrandbits_large_int(PyObject *self, PyObject *ar
    to 64) needs no stack frame. */
 static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
 {
+    Py_ssize_t k;
+
     if (!PyLong_CheckExact(arg))
         return method_slow(METHOD_GETRANDBITS, self, arg);
-    /* A small int's value is read in place: no call, no overflow check
-       (the Mersenne Twister's own getrandbits makes one call here). */
-#if PY_VERSION_HEX >= 0x030C0000
-    if (PyUnstable_Long_IsCompact((PyLongObject *)arg))
-        return getrandbits_k(
-            self, arg, (Py_ssize_t)PyUnstable_Long_CompactValue((PyLongObject *)arg));
-#else
-    /* (before 3.12 the digits are the layout: a positive int below
-       2**30 is one digit, and Py_SIZE 1) */
-    if (Py_SIZE(arg) == 1)
-        return getrandbits_k(self, arg, (Py_ssize_t)((PyLongObject *)arg)->ob_digit[0]);
-#endif
+    if (small_positive(arg, &k))
+        return getrandbits_k(self, arg, k);
     return getrandbits_large_int(self, arg);
 }
 
@@ -392,28 +406,50 @@ static Py_ssize_t positive_bit_length(PyObject *n)
 #endif
 }
 
-static PyObject *randbelow_method(PyObject *self, PyObject *arg)
+/*
+ * The stdlib's _randbelow_with_getrandbits: k random bits, k the bit
+ * length of n, again while >= n (under 2 draws expected).  Each draw of
+ * k <= 64 bits takes 8 bytes, the top k of them.
+ */
+static RNG_COLD_NOINLINE PyObject *randbelow_u64_unbuffered(uint64_t n, unsigned k)
 {
-    unsigned char bytes[GETRANDBITS_BYTES];
-    unsigned long long n;
-    Py_ssize_t k, nbytes;
     uint64_t r;
     int err;
 
-    if (!PyLong_CheckExact(arg) || (k = positive_bit_length(arg)) == 0)
+    do {
+        err = rng_take(&r, sizeof r);
+        if (RNG_UNLIKELY(err))
+            return entropy_error(err);
+        r >>= 64 - k;
+    } while (r >= n);
+    return PyLong_FromUnsignedLongLong(r);
+}
+
+/* 0 < n < 2**64 and k its bit length.  (A draw the buffer cannot serve
+   starts the rejection loop again out of line: each try is independent.) */
+static inline PyObject *randbelow_u64(uint64_t n, unsigned k)
+{
+    uint64_t r;
+
+    do {
+        if (RNG_UNLIKELY(!rng_take_buffered(&r, sizeof r)))
+            return randbelow_u64_unbuffered(n, k);
+        r >>= 64 - k;
+    } while (r >= n);
+    return PyLong_FromUnsignedLongLong(r);
+}
+
+/* Any other exact int n: its bit length through the API. */
+static RNG_NOINLINE PyObject *randbelow_general(PyObject *self, PyObject *arg)
+{
+    unsigned char bytes[GETRANDBITS_BYTES];
+    Py_ssize_t k = positive_bit_length(arg), nbytes;
+    int err;
+
+    if (k == 0)
         return method_slow(METHOD_RANDBELOW, self, arg);
-    /* The stdlib's _randbelow_with_getrandbits: k random bits, k the bit
-       length of n, again while >= n (under 2 draws expected). */
-    if (k <= 64) {
-        n = PyLong_AsUnsignedLongLong(arg);
-        do {
-            err = rng_take(&r, sizeof r);
-            if (RNG_UNLIKELY(err))
-                return entropy_error(err);
-            r >>= 64 - k;
-        } while (r >= n);
-        return PyLong_FromUnsignedLongLong(r);
-    }
+    if (k <= 64)
+        return randbelow_u64(PyLong_AsUnsignedLongLong(arg), (unsigned)k);
     nbytes = (k + 7) / 8;
     for (;;) {
         PyObject *big;
@@ -431,6 +467,17 @@ static PyObject *randbelow_method(PyObject *self, PyObject *arg)
             return below > 0 ? big : (Py_DECREF(big), NULL);
         Py_DECREF(big);
     }
+}
+
+static PyObject *randbelow_method(PyObject *self, PyObject *arg)
+{
+    Py_ssize_t n;
+
+    if (!PyLong_CheckExact(arg))
+        return method_slow(METHOD_RANDBELOW, self, arg);
+    if (small_positive(arg, &n))
+        return randbelow_u64((uint64_t)n, 64 - (unsigned)RNG_CLZ64((uint64_t)n));
+    return randbelow_general(self, arg);
 }
 
 static PyMethodDef random_methods[] = {
