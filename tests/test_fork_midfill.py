@@ -31,8 +31,8 @@ def program(cc, tmp_path_factory):
 
 # Forks that landed mid-output wanted per core (where in the fill each
 # lands varies), and the runs allowed to reach them: a fork can land after
-# the fill's last byte (in its final wipe, or with the filler thread
-# descheduled there), and the child then has nothing to reproduce.
+# the fill has written its last byte, and the child then has nothing to
+# reproduce.
 MID_OUTPUT_FORKS = 4
 MAX_RUNS = 40
 
