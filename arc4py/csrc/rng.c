@@ -171,6 +171,8 @@ static int reseed(struct rng_state *s)
         return RNG_RESTART;
 #ifdef ARC4PY_TEST_HOOKS
     rng_count(&rng_reseed_count);
+    if (arc4py_rng_debug_on_reseed != NULL)
+        arc4py_rng_debug_on_reseed(stir_gen);
 #endif
     return 0;
 }

@@ -1,19 +1,21 @@
 /*
  * stir_all while another thread is in a large fill: how many bytes does
- * the fill write after stir_all returned before it reseeds?  Built with
- * ARC4PY_TEST_HOOKS (tests/test_stir_midfill.py) for the reseed count.
+ * the fill write after stir_all began before it reseeds?  Built with
+ * ARC4PY_TEST_HOOKS (tests/test_stir_midfill.py) for the reseed hook.
  *
- * A filler thread makes one 64 MiB fill into zeroed memory; the cores
+ * A filler thread makes one 16 MiB fill into zeroed memory; the cores
  * write it front to back, so the first all-zero 64-byte block past the
  * start is how far it has got.  The main thread waits until the fill is
- * under way, calls stir_all (reseeding itself: one reseed), notes the
- * fill's frontier, waits for the next reseed (the filler's), and notes the
- * frontier again.  Prints {"after_stir_bytes": N, "trials": T}: the median
- * of T measured trials (the watcher's own delays only ever add, and on a
- * loaded machine one trial can be late by hundreds of KiB: the median is
- * the fill's figure, not the scheduler's).  A trial where the watcher was
- * descheduled long enough for other reseeds to come, or the fill to end,
- * measures nothing and is tried again.
+ * well under way, notes the frontier (before), calls stir_all and notes
+ * it again (after).  The filler's reseed hook notes, in the filler itself,
+ * the frontier at its first reseed under the new stir generation: exact,
+ * whatever the scheduler does to the watcher.  So reseed - before is at
+ * least the bytes written from the old key after the stir, and at most
+ * that plus after - before (the time stir_all took, with any delay of the
+ * watcher around it).  A trial where after - before exceeds SLACK (the
+ * watcher was descheduled) says too little and is tried again; a fill that
+ * ends before reseeding counts its end as the reseed.  Prints
+ * {"max_after_stir_bytes": N, "trials": T, "slack": S, "redrawn": R}.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -23,24 +25,22 @@
 
 #include "arc4py/generator.h"
 
-long arc4py_rng_debug_reseeds(void); /* rng_test_hooks.c */
+extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen); /* rng_test_hooks.c */
+long arc4py_rng_debug_reseeds(void);
 
-#define FILL (64u << 20)
+#define FILL (16u << 20)
 #define BLK 64
 #define TRIALS 7
-#define ATTEMPTS 200
+#define ATTEMPTS 1000
+#define SLACK (32u << 10)
 
 static uint8_t *out;
-static int started; /* atomic */
-
-static void *filler(void *arg)
-{
-    (void)arg;
-    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
-    if (arc4py_rng_buf(out, FILL) != 0)
-        abort();
-    return NULL;
-}
+static int started;           /* atomic */
+static __thread int in_filler;
+/* Written by the filler only, read after pthread_join. */
+static unsigned long filler_first_gen;
+static int filler_seeded;
+static size_t filler_restir_frontier; /* 0: no reseed under a new generation */
 
 static int block_is_zero(size_t b)
 {
@@ -64,56 +64,83 @@ static size_t frontier(void)
     return lo * BLK;
 }
 
+static void on_reseed(unsigned long stir_gen)
+{
+    if (!in_filler)
+        return;
+    if (!filler_seeded) {
+        filler_seeded = 1;
+        filler_first_gen = stir_gen;
+    } else if (stir_gen != filler_first_gen && filler_restir_frontier == 0) {
+        filler_restir_frontier = frontier();
+    }
+}
+
+static void *filler(void *arg)
+{
+    uint8_t first[16];
+
+    (void)arg;
+    in_filler = 1;
+    /* Seed this thread (the hook notes its generation), then fill. */
+    if (arc4py_rng_buf(first, sizeof first) != 0)
+        abort();
+    __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    if (arc4py_rng_buf(out, FILL) != 0)
+        abort();
+    return NULL;
+}
+
 int main(void)
 {
-    size_t got[TRIALS], median;
-    int trial, measured = 0, i, j;
+    size_t worst = 0;
+    int trial, measured = 0, redrawn = 0;
     uint8_t warm[16];
 
     out = malloc(FILL);
     if (out == NULL || arc4py_rng_debug_reseeds() < 0 ||
         arc4py_rng_buf(warm, sizeof warm) != 0)
         return 2;
+    arc4py_rng_debug_on_reseed = on_reseed;
     for (trial = 0; trial < ATTEMPTS && measured < TRIALS; trial++) {
         pthread_t t;
-        size_t f0, f1;
-        long r0;
-        int late;
+        size_t before, after;
 
         memset(out, 0, FILL);
+        filler_seeded = 0;
+        filler_restir_frontier = 0;
         __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
-        /* The filler's first draw seeds it; the fill starts after. */
         if (pthread_create(&t, NULL, filler, NULL) != 0)
             return 2;
         while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
             ;
         while (frontier() < FILL / 8) /* well into the fill */
             ;
-        /* stir_all reseeds this thread (one) and the filler must follow
-           (a second): wait for both. */
-        r0 = arc4py_rng_debug_reseeds();
+        before = frontier();
         if (arc4py_rng_stir_all() != 0)
             return 2;
-        f0 = frontier();
-        while (arc4py_rng_debug_reseeds() < r0 + 2 && frontier() < FILL)
-            ;
-        f1 = frontier();
-        late = arc4py_rng_debug_reseeds() > r0 + 2;
+        after = frontier();
         pthread_join(t, NULL);
-        /* Descheduled while the filler went on (more reseeds came, or the
-           fill ended): the frontier was read late, so this measures the
-           scheduler; try again. */
-        if (late || f1 >= FILL)
+        /* The watcher was descheduled around the stir (or long enough for
+           the fill to end before it): the stir's frontier is unknown. */
+        if (after - before > SLACK || before >= FILL) {
+            redrawn++;
             continue;
-        got[measured++] = f1 - f0;
-    }
-    for (i = 1; i < measured; i++) /* insertion sort: 7 values */
-        for (j = i; j > 0 && got[j - 1] > got[j]; j--) {
-            size_t tmp = got[j];
-            got[j] = got[j - 1];
-            got[j - 1] = tmp;
         }
-    median = measured ? got[measured / 2] : 0;
-    printf("{\"after_stir_bytes\": %zu, \"trials\": %d}\n", median, measured);
+        /* A fill that ended before reseeding wrote its rest from the old
+           key: the bytes after the stir run to its end. */
+        if (filler_restir_frontier == 0)
+            filler_restir_frontier = FILL;
+        if (filler_restir_frontier < before) {
+            fprintf(stderr, "trial %d: reseed at %zu before the stir at %zu\n",
+                    trial, filler_restir_frontier, before);
+            return 1;
+        }
+        if (filler_restir_frontier - before > worst)
+            worst = filler_restir_frontier - before;
+        measured++;
+    }
+    printf("{\"max_after_stir_bytes\": %zu, \"trials\": %d, \"slack\": %u, "
+           "\"redrawn\": %d}\n", worst, measured, SLACK, redrawn);
     return 0;
 }
