@@ -49,6 +49,7 @@
 unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
+void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen);
 #endif
 
 /* The core every thread runs (the dispatch's active core). */

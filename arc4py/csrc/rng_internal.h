@@ -35,8 +35,9 @@ long arc4py_rng_debug_reseeds(void);
 extern const int arc4py_rng_test_hooks;
 #ifdef ARC4PY_TEST_HOOKS
 extern long rng_reseed_count; /* rng.c */
-/* Called at the end of each successful reseed, in the reseeding thread,
-   with the stir generation it seeded under; NULL: not called. */
+/* rng.c: called at the end of each successful reseed, in the reseeding
+   thread, with the stir generation it seeded under (tests/c/stir_midfill.c
+   sets it); NULL: not called. */
 extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen);
 #endif
 

@@ -1,15 +1,14 @@
 /*
  * Test hooks, compiled in only with ARC4PY_TEST_HOOKS (a normal build
  * answers -1): a copy of the calling thread's keystream buffer with the
- * number of unread bytes at its end, a count of reseeds, and a function
- * called at each reseed (for C test programs: tests/c/stir_midfill.c).
- * Declared for Cython in arc4py/_cdefs.pxd, not in the public header.
+ * number of unread bytes at its end, and a count of reseeds.  Declared for
+ * Cython in arc4py/_cdefs.pxd, not in the public header.  (rng.c holds the
+ * function it calls at each reseed, for C test programs.)
  */
 #include "rng_internal.h"
 
 #ifdef ARC4PY_TEST_HOOKS
 const int arc4py_rng_test_hooks = 1;
-void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen);
 
 int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
 {

@@ -25,7 +25,7 @@
 
 #include "arc4py/generator.h"
 
-extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen); /* rng_test_hooks.c */
+extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen); /* rng.c */
 long arc4py_rng_debug_reseeds(void);
 
 #define FILL (16u << 20)
