@@ -3,7 +3,7 @@
  * answers -1): a copy of the calling thread's keystream buffer with the
  * number of unread bytes at its end, and a count of reseeds.  Declared for
  * Cython in arc4py/_cdefs.pxd, not in the public header.  (rng.c holds the
- * function it calls at each reseed, for C test programs.)
+ * pointer to the function it calls at each reseed, for C test programs.)
  */
 #include "rng_internal.h"
 

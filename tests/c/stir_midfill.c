@@ -13,8 +13,9 @@
  * least the bytes written from the old key after the stir, and at most
  * that plus after - before (the time stir_all took, with any delay of the
  * watcher around it).  A trial where after - before exceeds SLACK (the
- * watcher was descheduled) says too little and is tried again; a fill that
- * ends before reseeding counts its end as the reseed.  Prints
+ * watcher was descheduled), which would overstate the bytes, or where the
+ * fill had ended by then, which would test nothing, is tried again; a fill
+ * that ends before reseeding counts its end as the reseed.  Prints
  * {"max_after_stir_bytes": N, "trials": T, "slack": S, "redrawn": R}.
  */
 #include <pthread.h>
@@ -37,7 +38,8 @@ long arc4py_rng_debug_reseeds(void);
 static uint8_t *out;
 static int started;           /* atomic */
 static __thread int in_filler;
-/* Written by the filler only, read after pthread_join. */
+/* Reset by the watcher before each filler starts, written by the filler,
+   read after pthread_join. */
 static unsigned long filler_first_gen;
 static int filler_seeded;
 static size_t filler_restir_frontier; /* 0: no reseed under a new generation */
@@ -53,6 +55,9 @@ static int block_is_zero(size_t b)
 static size_t frontier(void)
 {
     size_t lo = 0, hi = FILL / BLK;
+
+    /* The filler writes `out` meanwhile: read it afresh at every call. */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -121,9 +126,10 @@ int main(void)
             return 2;
         after = frontier();
         pthread_join(t, NULL);
-        /* The watcher was descheduled around the stir (or long enough for
-           the fill to end before it): the stir's frontier is unknown. */
-        if (after - before > SLACK || before >= FILL) {
+        /* The watcher was descheduled around the stir (the stir's frontier
+           is only known to lie within [before, after]), or the fill may
+           have ended before it. */
+        if (after - before > SLACK || after >= FILL) {
             redrawn++;
             continue;
         }
