@@ -1,5 +1,5 @@
 """Every output call of arc4py's contract, for the tests that make the OS
-refuse entropy (tests/test_entropy_failure.py, tests/test_hardening.py).
+refuse entropy (tests/generator/test_entropy_failure.py, tests/generator/test_hardening.py).
 
 ``CHILD_SOURCE`` is Python source for the child interpreter that runs under
 the failing OS: it defines ``attempt_all()``, which makes each call once and

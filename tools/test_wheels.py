@@ -24,7 +24,7 @@ By the wheel's tags:
                      musl, ``ld-musl --list``; under qemu for aarch64): it
                      must map, and every symbol it cannot bind must be one
                      the CPython of its version exports (the interpreter
-                     binds those).  tests/test_platforms.py, part of the
+                     binds those).  tests/platforms/test_platforms.py, part of the
                      suite when ziglang is installed (--pip-extra ziglang),
                      runs the generator's C under musl itself.
 
@@ -47,11 +47,11 @@ import debian_pkgs
 REPO = build_wheels.REPO
 # What runs on every supported Python in .ci/run: the cores, the generator,
 # Random, numpy, bad input and typing.
-QUICK = ["tests/test_cores.py", "tests/test_uniform.py", "tests/test_threads.py",
-         "tests/test_bad_input.py", "tests/test_random_class.py",
-         "tests/test_secrets_helpers.py", "tests/test_numpy.py",
-         "tests/test_numpy_bitgen.py", "tests/test_numpy_generator.py",
-         "tests/test_typing.py"]
+QUICK = ["tests/cores/test_cores.py", "tests/generator/test_uniform.py",
+         "tests/generator/test_threads.py", "tests/api/test_bad_input.py",
+         "tests/api/test_random_class.py", "tests/api/test_secrets_helpers.py",
+         "tests/numpy/test_numpy.py", "tests/numpy/test_numpy_bitgen.py",
+         "tests/numpy/test_numpy_generator.py", "tests/api/test_typing.py"]
 SUMMARY = re.compile(r"^=+ (.*(passed|failed|error|skipped|deselected).*) in [\d.]+s", re.M)
 
 

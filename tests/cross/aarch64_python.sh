@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # arc4py's Python test suite on aarch64 Linux, under qemu-user, with the
-# neon core.  tests/test_neon_qemu.py runs the C alone on aarch64; this runs
+# neon core.  tests/cores/test_neon_qemu.py runs the C alone on aarch64; this runs
 # the extensions themselves: an arm64 Debian sysroot gives the interpreter,
 # PyPI's aarch64 wheels give numpy, pytest and the rest of the test extra,
 # and the extensions are cross-built on this host from a copy of the
@@ -398,16 +398,16 @@ DESELECT=(
     # qemu-user answers madvise(MADV_WIPEONFORK) and madvise(MADV_DONTDUMP)
     # with 0 without passing them to the kernel: no mapping shows the wf and
     # dd flags (and fork_protection() still lists both, from madvise's 0).
-    tests/test_fork.py::test_smaps_shows_wipeonfork_and_dontdump
+    tests/generator/test_fork.py::test_smaps_shows_wipeonfork_and_dontdump
     # qemu-user keeps about 280 KB for every thread that has ended (plain
     # Python threads, no arc4py: +280 MB over 1000 threads, +8 KB natively),
     # so stress.py's VmRSS limit fails; it runs again below without that
     # one limit.
-    tests/test_hardening.py::test_stress_reduced
+    tests/generator/test_hardening.py::test_stress_reduced
     # ThreadSanitizer does not run under qemu-user (its aarch64 runtime
     # spins at full CPU, GBs resident, past 10 minutes), and the clang on
     # PATH is the host's, so its case would test the x86-64 build.
-    tests/test_tsan.py
+    tests/generator/test_tsan.py
 )
 deselect_args=()
 for id in "${DESELECT[@]}"; do
@@ -437,7 +437,7 @@ stamp "pytest exited $status"
 if [ "$#" = 0 ]; then
     stress_status=0
     ARC4PY_SANITIZED=1 "$python" -m pytest -q -p no:cacheprovider \
-        --basetemp="$work/tmp-stress" tests/test_hardening.py::test_stress_reduced \
+        --basetemp="$work/tmp-stress" tests/generator/test_hardening.py::test_stress_reduced \
         || stress_status=$?
     stamp "test_stress_reduced without the VmRSS limit: pytest exited $stress_status"
     [ "$status" != 0 ] || status=$stress_status

@@ -8,7 +8,7 @@ With atheris installed (pip install atheris) the harness runs under
 libFuzzer's coverage-guided mutation (Python-level coverage: arc4py's Python
 code is instrumented, its C extension is not).  ``--random N`` feeds N random
 inputs to the same harness without atheris; the CI test in
-tests/test_hardening.py uses it.
+tests/generator/test_hardening.py uses it.
 
 Each input picks one operation and builds hostile arguments for it: wrong
 types, sizes near limits (0, 1, 2**31, 2**63 - 1, -1, huge ints), objects

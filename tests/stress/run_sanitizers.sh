@@ -23,7 +23,7 @@
 #   * tests that start a child with their own LD_PRELOAD (the getrandom shim):
 #     it replaces libasan in the child's preload list, and the sanitized
 #     extension then refuses to load ("ASan runtime does not come first").
-#     tests/test_entropy_failure.py, the shim tests of test_numpy.py and
+#     tests/generator/test_entropy_failure.py, the shim tests of test_numpy.py and
 #     test_reseed_and_erasure.py (test_getrandom_called_per_mib).
 #   * test_hardening.py's dieharder and fuzz tests (their time, not their
 #     compatibility: run_dieharder.sh and fuzz_api.py do that work).
@@ -83,15 +83,15 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan"
 export PYTHONPATH="$src"
 export PYTHONDONTWRITEBYTECODE=1
-export ARC4PY_SANITIZED=1   # lets tests/test_hardening.py know
+export ARC4PY_SANITIZED=1   # lets tests/generator/test_hardening.py know
 
 deselect=(
-    --ignore=tests/test_entropy_failure.py
-    --deselect tests/test_numpy.py::test_entropy_failure_raises_in_array_calls
-    --deselect tests/test_numpy.py::test_entropy_failure_inside_numpy_aborts
-    --deselect "tests/test_reseed_and_erasure.py::test_getrandom_called_per_mib"
-    --deselect tests/test_hardening.py::test_dieharder_quick_default_core
-    --deselect tests/test_hardening.py::test_fuzz_api_short_run
+    --ignore=tests/generator/test_entropy_failure.py
+    --deselect tests/numpy/test_numpy.py::test_entropy_failure_raises_in_array_calls
+    --deselect tests/numpy/test_numpy.py::test_entropy_failure_inside_numpy_aborts
+    --deselect "tests/generator/test_reseed_and_erasure.py::test_getrandom_called_per_mib"
+    --deselect tests/generator/test_hardening.py::test_dieharder_quick_default_core
+    --deselect tests/generator/test_hardening.py::test_fuzz_api_short_run
 )
 status=0
 echo "== pytest under ASan+UBSan (LD_PRELOAD=$libasan)"

@@ -13,14 +13,13 @@ x86-64 or aarch64 machine.
 """
 import platform
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import arc4py
-from helpers import CSRC, INCLUDE, child_env, compile_c, run_child, try_compile
+from helpers import CSRC, INCLUDE, TESTS_DIR, child_env, compile_c, run_child, try_compile
 
-PROGRAM = Path(__file__).resolve().parent / "c" / "move_out_check.c"
+PROGRAM = TESTS_DIR / "c" / "move_out_check.c"
 # 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
 EXPECTED = ["ok", str(301 * 32 * 32), str(17 * 32 * 32)]
 

@@ -26,10 +26,11 @@ import subprocess
 
 import pytest
 
+import helpers
 from helpers import build_program, find_cc
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
+TESTS = str(helpers.TESTS_DIR)
+CSRC = str(helpers.CSRC)
 NATIVE = platform.machine().lower() in ("aarch64", "arm64")
 
 
@@ -68,9 +69,9 @@ def run(toolchain, exe, *args, stdin=""):
 
 def test_neon_core_matches_generic_and_rfc(toolchain, tmp_path):
     sources = sorted(glob.glob(os.path.join(CSRC, "chacha20_*.c")))
-    exe = build(toolchain, tmp_path, os.path.join(HERE, "c", "core_check.c"),
+    exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "core_check.c"),
                 sources)
-    with open(os.path.join(HERE, "data", "rfc8439_vectors.json")) as f:
+    with open(os.path.join(TESTS, "data", "rfc8439_vectors.json")) as f:
         vectors = json.load(f)["vectors"]
     lines = "".join(f"{v['key']} {v['nonce']} {v['counter']} {v['keystream']}\n"
                     for v in vectors)
@@ -82,7 +83,7 @@ def test_neon_core_matches_generic_and_rfc(toolchain, tmp_path):
 
 def test_x86_cores_are_known_but_not_runnable_on_aarch64(toolchain, tmp_path):
     sources = sorted(glob.glob(os.path.join(CSRC, "chacha20_*.c")))
-    exe = build(toolchain, tmp_path, os.path.join(HERE, "c", "core_check.c"),
+    exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "core_check.c"),
                 sources)
     done = run(toolchain, exe, "avx2")
     assert done.returncode == 2
@@ -91,7 +92,7 @@ def test_x86_cores_are_known_but_not_runnable_on_aarch64(toolchain, tmp_path):
 
 def test_generator_on_aarch64_with_neon(toolchain, tmp_path):
     sources = sorted(glob.glob(os.path.join(CSRC, "*.c")))
-    exe = build(toolchain, tmp_path, os.path.join(HERE, "c", "rng_check.c"),
+    exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "rng_check.c"),
                 sources)
     done = run(toolchain, exe, "neon")
     assert done.returncode == 0, done.stdout + done.stderr

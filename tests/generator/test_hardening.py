@@ -9,12 +9,12 @@ kernel's side and calls from odd moments of a thread's or process's life.
 * stress: tests/stress/stress.py --quick (32 threads x 3 s, 50 forks with
   raw fork syscalls, 1,000 thread create/exit cycles)
 * entropy failures from the kernel's side (a real seccomp filter) are in
-  tests/test_hardening_seccomp.py
+  tests/generator/test_hardening_seccomp.py
 * draws from a thread being torn down (threading.local __del__, weakref
   finalizer, pthread key destructors), from a signal handler firing every
   half millisecond, and at interpreter shutdown
 
-tests/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
+tests/generator/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
 ENOSYS, EINTR from the C library's wrapper); nothing here repeats it.
 See VALIDATION.md for the long runs and their results.
 """

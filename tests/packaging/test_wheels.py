@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 import arc4py
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 TOOLS = REPO / "tools"
 
 

@@ -7,14 +7,13 @@ below the caller and searches it blindly for a ChaCha20 key (plain, spilled
 as a whole state, or as broadcast vectors) that regenerates the output.
 """
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import arc4py
-from helpers import REPO, build_generator_program
+from helpers import REPO, TESTS_DIR, build_generator_program
 
-PROGRAM = Path(__file__).resolve().parent / "c" / "dead_stack.c"
+PROGRAM = TESTS_DIR / "c" / "dead_stack.c"
 
 
 @pytest.fixture(scope="module")

@@ -19,11 +19,12 @@ import random
 import pytest
 
 import arc4py
+import helpers
 from helpers import build_shared, try_compile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
-INCLUDE = os.path.normpath(os.path.join(HERE, "..", "include"))
+TESTS = str(helpers.TESTS_DIR)
+CSRC = str(helpers.CSRC)
+INCLUDE = str(helpers.INCLUDE)
 
 # Every length up to three 16-block strides, then a few larger ones.
 LENGTHS = list(range(49)) + [64, 100, 1000]
@@ -114,7 +115,7 @@ def test_matches_generic(lib, counter):
         assert got[1][13] == after >> 32
 
 
-with open(os.path.join(HERE, "data", "rfc8439_vectors.json")) as _f:
+with open(os.path.join(TESTS, "data", "rfc8439_vectors.json")) as _f:
     RFC_VECTORS = json.load(_f)["vectors"]
 
 

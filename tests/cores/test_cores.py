@@ -19,6 +19,7 @@ import pytest
 
 import arc4py
 from arc4py import _core
+import helpers
 from helpers import build_program, compile_c, run_child, try_compile
 
 cryptography = pytest.importorskip(
@@ -26,8 +27,8 @@ cryptography = pytest.importorskip(
     "ChaCha20 implementation these tests compare against")
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = os.path.normpath(os.path.join(HERE, "..", "arc4py", "csrc"))
+TESTS = str(helpers.TESTS_DIR)
+CSRC = str(helpers.CSRC)
 
 
 def core_table_names():
@@ -44,8 +45,8 @@ CONTRACT = core_table_names()
 KNOWN = _core.ALL_BACKENDS
 RUNNABLE = arc4py.backends()
 
-INCLUDE = os.path.normpath(os.path.join(HERE, "..", "include"))
-with open(os.path.join(HERE, "data", "rfc8439_vectors.json")) as _f:
+INCLUDE = str(helpers.INCLUDE)
+with open(os.path.join(TESTS, "data", "rfc8439_vectors.json")) as _f:
     RFC_VECTORS = json.load(_f)["vectors"]
 
 
@@ -58,8 +59,8 @@ def core_params():
                 reason=f"the {name} core was left out of this build "
                        f"(ARC4PY_NO_{name.upper()})"))
         else:
-            where = {"neon": "; tests/test_neon_qemu.py checks it under qemu",
-                     "avx512": "; tests/test_avx512_emulated.py checks it "
+            where = {"neon": "; tests/cores/test_neon_qemu.py checks it under qemu",
+                     "avx512": "; tests/cores/test_avx512_emulated.py checks it "
                                "through SIMDe"}.get(name, "")
             yield pytest.param(name, id=name, marks=pytest.mark.skip(
                 reason=f"this CPU cannot run the {name} core "
@@ -144,7 +145,7 @@ def test_misaligned_output_with_guards(core, offset):
 @pytest.fixture(scope="module")
 def core_check(cc, tmp_path_factory):
     """tests/c/core_check.c built with every chacha20_*.c source."""
-    sources = [os.path.join(HERE, "c", "core_check.c")]
+    sources = [os.path.join(TESTS, "c", "core_check.c")]
     sources += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
                       if f.startswith("chacha20_") and f.endswith(".c"))
     return build_program(cc, sources,

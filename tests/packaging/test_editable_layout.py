@@ -124,11 +124,11 @@ def test_child_starting_tests_pass_in_the_layout(layout):
     their children may start where the clone would shadow arc4py."""
     clone, env = layout
     selected = [
-        "tests/test_state_size_claims.py",
-        "tests/test_bad_input.py::test_env_backend_bogus",
-        "tests/test_first_use.py::test_bad_backend_error_names_the_variable",
-        "tests/test_first_use.py::test_arc4py_info_still_runs_and_shows_a_bad_backend",
-        "tests/test_cli.py::test_info_text",
+        "tests/generator/test_state_size_claims.py",
+        "tests/api/test_bad_input.py::test_env_backend_bogus",
+        "tests/generator/test_first_use.py::test_bad_backend_error_names_the_variable",
+        "tests/generator/test_first_use.py::test_arc4py_info_still_runs_and_shows_a_bad_backend",
+        "tests/cli/test_cli.py::test_info_text",
     ]
     proc = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider",
                        "-o", "addopts=", *selected], cwd=clone, env=env,

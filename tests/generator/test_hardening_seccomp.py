@@ -3,7 +3,7 @@ seccomp filter makes getrandom(2) fail with EPERM (-> OSError, never output)
 or ENOSYS (-> /dev/urandom), and /dev/urandom is then missing, replaced or
 unopenable (-> OSError, never output).  (Split from test_hardening.py.)
 
-tests/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
+tests/generator/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
 ENOSYS, EINTR from the C library's wrapper); nothing here repeats it.
 """
 import os
