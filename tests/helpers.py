@@ -32,9 +32,11 @@ from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
 
 __all__ = [
     "BUFFER_BYTES", "CSRC", "DIRECT_BYTES", "INCLUDE", "LINUX", "Failure", "check",
-    "PKG_PARENT", "PYTHON", "REKEY_BYTES", "REPO", "RESEED_INTERVAL", "SHIM_SOURCE",
+    "PKG_PARENT", "PYTHON", "REKEY_BYTES", "REPO", "RESEED_INTERVAL", "RFC_VECTORS",
+    "SHIM_SOURCE",
     "TESTS_DIR", "build_generator_program", "build_getrandom_shim", "build_program",
-    "build_shared", "child_env", "compile_c", "find_cc", "last_json", "rss_kib",
+    "build_shared", "child_env", "compile_c", "find_cc", "last_json", "rfc_vector_lines",
+    "rss_kib",
     "run_child", "run_python", "run_threads", "shim_env", "start_python",
     "state_pages_kib", "try_compile", "write_all", "zig_cc",
 ]
@@ -71,6 +73,17 @@ def _rekey_bytes():
 #: key and nonce, RNG_REKEY_BYTES in rng_internal.h): small requests see
 #: BUFFER_BYTES - REKEY_BYTES.
 REKEY_BYTES = _rekey_bytes()
+
+#: RFC 8439's ChaCha20 keystream vectors (sections 2.3.2, 2.4.2, A.1): dicts
+#: of hex key, nonce (RFC layout) and keystream, the int counter and a name.
+RFC_VECTORS = json.loads((TESTS_DIR / "data" / "rfc8439_vectors.json").read_text())["vectors"]
+
+
+def rfc_vector_lines():
+    """RFC_VECTORS as the C test programs read them on stdin: one a line,
+    key nonce counter keystream."""
+    return "".join(f"{v['key']} {v['nonce']} {v['counter']} {v['keystream']}\n"
+                   for v in RFC_VECTORS)
 
 
 # ---- child interpreters ----------------------------------------------------

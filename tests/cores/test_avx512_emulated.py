@@ -11,7 +11,6 @@ when there is no C compiler, no SIMDe (Debian/Ubuntu: libsimde-dev), or the
 CPU is not an x86-64 with AVX2.
 """
 import ctypes
-import json
 import os
 import platform
 import random
@@ -20,9 +19,8 @@ import pytest
 
 import arc4py
 import helpers
-from helpers import build_shared, try_compile
+from helpers import RFC_VECTORS, build_shared, try_compile
 
-TESTS = str(helpers.TESTS_DIR)
 CSRC = str(helpers.CSRC)
 INCLUDE = str(helpers.INCLUDE)
 
@@ -113,10 +111,6 @@ def test_matches_generic(lib, counter):
         after = (counter + nblocks) % 2**64
         assert got[1][12] == after & 0xFFFFFFFF
         assert got[1][13] == after >> 32
-
-
-with open(os.path.join(TESTS, "data", "rfc8439_vectors.json")) as _f:
-    RFC_VECTORS = json.load(_f)["vectors"]
 
 
 @pytest.mark.parametrize("vector", RFC_VECTORS, ids=[v["name"] for v in RFC_VECTORS])

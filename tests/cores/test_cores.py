@@ -6,7 +6,6 @@ run is reported as skipped with the reason.  OpenSSL's ChaCha20 (through the
 16-byte nonce whose first 8 bytes are the little-endian 64-bit counter, the
 original layout that arc4py's 8-byte nonce selects.
 """
-import json
 import os
 import platform
 import random
@@ -18,9 +17,16 @@ import sysconfig
 import pytest
 
 import arc4py
-from arc4py import _core
 import helpers
-from helpers import build_program, compile_c, run_child, try_compile
+from arc4py import _core
+from helpers import (
+    RFC_VECTORS,
+    build_program,
+    compile_c,
+    rfc_vector_lines,
+    run_child,
+    try_compile,
+)
 
 cryptography = pytest.importorskip(
     "cryptography", reason="the cryptography package is the independent "
@@ -46,8 +52,6 @@ KNOWN = _core.ALL_BACKENDS
 RUNNABLE = arc4py.backends()
 
 INCLUDE = str(helpers.INCLUDE)
-with open(os.path.join(TESTS, "data", "rfc8439_vectors.json")) as _f:
-    RFC_VECTORS = json.load(_f)["vectors"]
 
 
 def core_params():
@@ -151,11 +155,6 @@ def core_check(cc, tmp_path_factory):
     return build_program(cc, sources,
                          tmp_path_factory.mktemp("core_check") / "core_check",
                          "-O2")
-
-
-def rfc_vector_lines():
-    return "".join(f"{v['key']} {v['nonce']} {v['counter']} {v['keystream']}\n"
-                   for v in RFC_VECTORS)
 
 
 def test_core_from_c(core, core_check):

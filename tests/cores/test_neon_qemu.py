@@ -18,7 +18,6 @@ host the same programs are built with ``cc`` and run directly.
 Skipped, saying why, when the cross compiler or qemu is missing.
 """
 import glob
-import json
 import os
 import platform
 import shutil
@@ -27,7 +26,7 @@ import subprocess
 import pytest
 
 import helpers
-from helpers import build_program, find_cc
+from helpers import RFC_VECTORS, build_program, find_cc, rfc_vector_lines
 
 TESTS = str(helpers.TESTS_DIR)
 CSRC = str(helpers.CSRC)
@@ -71,14 +70,11 @@ def test_neon_core_matches_generic_and_rfc(toolchain, tmp_path):
     sources = sorted(glob.glob(os.path.join(CSRC, "chacha20_*.c")))
     exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "core_check.c"),
                 sources)
-    with open(os.path.join(TESTS, "data", "rfc8439_vectors.json")) as f:
-        vectors = json.load(f)["vectors"]
-    lines = "".join(f"{v['key']} {v['nonce']} {v['counter']} {v['keystream']}\n"
-                    for v in vectors)
+    lines = rfc_vector_lines()
     for core in ("neon", "generic"):
         done = run(toolchain, exe, core, stdin=lines)
         assert done.returncode == 0, done.stdout + done.stderr
-        assert f"core {core}: {len(vectors)} RFC 8439 vectors" in done.stdout
+        assert f"core {core}: {len(RFC_VECTORS)} RFC 8439 vectors" in done.stdout
 
 
 def test_x86_cores_are_known_but_not_runnable_on_aarch64(toolchain, tmp_path):

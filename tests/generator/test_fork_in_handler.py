@@ -9,14 +9,13 @@ running call and redraws the request from a fresh seed.  Before it did,
 the rest of the chunk in flight was the same in both copies (8,192 blocks,
 512 KiB, in every run here).
 """
-import json
 import subprocess
 import sys
 
 import pytest
 
 import arc4py
-from helpers import TESTS_DIR, build_generator_program, state_pages_kib
+from helpers import TESTS_DIR, build_generator_program, last_json, state_pages_kib
 
 
 def _kernel_wipes_on_fork():
@@ -44,8 +43,7 @@ def test_fill_interrupted_by_a_raw_fork_differs_in_every_block(cc, tmp_path):
     for _ in range(5):
         proc = subprocess.run([exe], capture_output=True, text=True,
                               timeout=120)
-        assert proc.returncode == 0, proc.stderr
-        res = json.loads(proc.stdout.strip().splitlines()[-1])
+        res = last_json(proc)
         forked += res["forked"]
         assert res["same_blocks"] == 0, res
     assert forked >= 3, "the timer hardly ever landed inside a fill"

@@ -8,13 +8,12 @@ call straight to the OS, so no two calls hand out the same bytes, no key
 is made from wiped bytes, and the buffer's count of bytes left never wraps
 (before the guard: duplicate outputs by the thousand, then a segfault).
 """
-import json
 import subprocess
 import sys
 
 import pytest
 
-from helpers import TESTS_DIR, build_generator_program
+from helpers import TESTS_DIR, build_generator_program, last_json
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32",
                                 reason="POSIX signals")
@@ -24,8 +23,7 @@ def test_nested_draws_never_share_bytes(cc, tmp_path):
     exe = build_generator_program(cc, TESTS_DIR / "c" / "signal_nested.c",
                                   tmp_path / "signal_nested")
     proc = subprocess.run([exe], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    res = last_json(proc)
     # Enough handlers ran inside draws for the check to mean something.
     assert res["nested"] >= 100, res
     assert res["failed"] == 0, res
