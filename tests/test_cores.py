@@ -189,7 +189,7 @@ def test_c_sources_compile_clean(cc):
 
 LIST_CORES = r"""
 #include <stdio.h>
-#include "arc4py/chacha20.h"
+#include "chacha20.h"
 int main(void)
 {
     size_t i, n;
