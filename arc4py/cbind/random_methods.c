@@ -216,8 +216,7 @@ static PyObject *randbelow_method(PyObject *self, PyObject *arg)
 
 static PyMethodDef random_methods[] = {
     {"getrandbits", getrandbits_method, METH_O,
-     "getrandbits($self, k, /)\n--\n\ngetrandbits(k) -> x.  Generates an int "
-     "with k random bits."},
+     "getrandbits($self, k, /)\n--\n\nAn int with k random bits (k >= 0)."},
     {"_randbelow", randbelow_method, METH_O,
      "_randbelow($self, n, /)\n--\n\nReturn a random int in the range [0,n) "
      "(unbiased)."},
