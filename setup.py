@@ -14,12 +14,15 @@ its file, so one build runs on every CPU of its architecture.
 import glob
 import os
 import re
+import shutil
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 CSRC = "arc4py/csrc"  # the C cores and the C generator
-CBIND = "arc4py/cbind"  # C for the binding layer: C-API table, fast calls, C bench
+CBIND = "arc4py/cbind"  # C for the binding layer: C API, hot calls, C bench
 
 
 def flag(name):
@@ -49,13 +52,12 @@ CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES] + [
 GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
     "rng", "rng_bitgen", "rng_test_hooks", "rng_wipe", "rng_platform_posix",
     "rng_platform_linux", "rng_platform_bsd", "rng_platform_windows")]
-# The generator's C-API capsule table (with its AVX-512 build of the
-# buffered calls) and the C entry points of the hot Python calls.
+# The C API's table and capsule (with its AVX-512 build of the buffered
+# calls), and the C functions of the hot Python calls.
 BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/capi_avx512.c",
-                   f"{CBIND}/pyfast.c"]
-# The cores are linked into _keystream only; _core reaches them through
-# its table (one copy of the cores and the dispatch state per process).
-CORE_SOURCES = GENERATOR_SOURCES + BINDING_SOURCES + [f"{CBIND}/cores_link.c"]
+                   f"{CBIND}/module_calls.c", f"{CBIND}/random_methods.c"]
+# One extension module holds the cores, the generator and their bindings.
+CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
 
 
 macros = []
@@ -88,12 +90,11 @@ if flag("ARC4PY_SANITIZE"):
     link_args += sanitize
 
 common = dict(
-    include_dirs=["include", "arc4py/include", CSRC, CBIND],
+    include_dirs=["include", CSRC, CBIND],
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
-    + glob.glob(f"{CSRC}/*.def")
-    + glob.glob(f"{CBIND}/*.h") + glob.glob("arc4py/include/arc4py/*.h")
-    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_keystream.pxd"],
+    + glob.glob(f"{CSRC}/*.def") + glob.glob(f"{CBIND}/*.h")
+    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_cores.pxi"],
     define_macros=macros,
     libraries=libraries,
     extra_compile_args=compile_args,
@@ -101,9 +102,8 @@ common = dict(
 )
 
 extensions = [
-    # The cores' Python face (backends, raw keystream, buffer checks).
-    Extension("arc4py._keystream", ["arc4py/_keystream.pyx"] + CHACHA20_SOURCES,
-              **common),
+    # The cores and the generator, with their Python face (_cores.pxi
+    # included), the C API and the hot calls.
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
     # arc4py.Random's methods (through _core's capsule: no C of its own).
     Extension("arc4py._random_methods", ["arc4py/_random_methods.pyx"],
@@ -128,9 +128,58 @@ if numpy is not None and os.path.exists("arc4py/_numpy.pyx"):
     extensions.append(Extension("arc4py._numpy", ["arc4py/_numpy.pyx"],
                                 **np_common))
 
+
+def missing_compiler(compiler):
+    """The C compiler command ``compiler`` (distutils') would run, if it is
+    not there; None if it is, or if the toolchain finds its own (MSVC,
+    which says itself what to install)."""
+    command = getattr(compiler, "compiler_so", None)
+    if not command:
+        return None
+    return None if shutil.which(command[0]) else command[0]
+
+
+class BuildExt(build_ext):
+    """build_ext that ends with what to do when there is no C compiler."""
+
+    def build_extensions(self):
+        cc = missing_compiler(self.compiler)
+        if cc is not None:
+            sys.exit(
+                f"error: arc4py has no wheel for this platform, so pip is "
+                f"building it from source, and that needs a C compiler: "
+                f"{cc!r} was not found.  Install a C compiler (gcc or clang: "
+                f"e.g. apt install gcc, dnf install gcc, xcode-select "
+                f"--install), or set CC to one, or install arc4py from a "
+                f"wheel.")
+        super().build_extensions()
+
+
+PUBLIC_HEADERS = glob.glob("include/arc4py/*.h")
+
+
+class BuildPy(build_py):
+    """build_py that also installs the public C header(s), include/arc4py/,
+    into the package (arc4py/include/arc4py/), where get_include() finds
+    them."""
+
+    def run(self):
+        super().run()
+        dest = os.path.join(self.build_lib, "arc4py", "include", "arc4py")
+        self.mkpath(dest)
+        for header in PUBLIC_HEADERS:
+            self.copy_file(header, dest)
+
+    def get_outputs(self, include_bytecode=True):
+        return super().get_outputs(include_bytecode) + [
+            os.path.join(self.build_lib, "arc4py", "include", "arc4py",
+                         os.path.basename(h)) for h in PUBLIC_HEADERS]
+
+
 from Cython.Build import cythonize  # noqa: E402
 
 setup(
+    cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
     ext_modules=cythonize(
         extensions,
         compiler_directives={"language_level": "3", "freethreading_compatible": True},

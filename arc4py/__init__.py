@@ -234,7 +234,7 @@ class Random(_random.Random):
 
     # getrandbits and _randbelow are C method descriptors of the stdlib's C
     # base class, as the Mersenne Twister's own are: CPython specialises
-    # calls to those (arc4py/cbind/pyfast.c).  The others are binding Cython
+    # calls to those (arc4py/cbind/random_methods.c).  The others are binding Cython
     # functions taking ``self``, methods like any other.
     getrandbits, _randbelow = _random_method_descriptors(
         _random.Random.__base__, _methods.getrandbits, _methods._randbelow)
@@ -305,8 +305,12 @@ def get_include():
     """The directory holding ``arc4py/capi.h``, for ``include_dirs`` when
     building a C or Cython extension against arc4py's C API (as
     ``numpy.get_include()``)."""
-    return _os.path.join(_os.path.dirname(_os.path.abspath(__file__)),
-                         "include")
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    installed = _os.path.join(here, "include")
+    if _os.path.isfile(_os.path.join(installed, "arc4py", "capi.h")):
+        return installed
+    # An editable install runs from the checkout: the header's own folder.
+    return _os.path.join(_os.path.dirname(here), "include")
 
 
 # ---- numpy (loaded on first use) --------------------------------------------

@@ -1,16 +1,14 @@
-# The C layers' headers (include/arc4py/, build-internal, and the C API's
-# arc4py/include/arc4py/capi.h), declared once for Cython; cimported by
-# every Cython module (_keystream, _core, _numpy, _random_methods) and by
-# _common.pxd.
+# The C layers' headers (arc4py/csrc/ and the C API's include/arc4py/capi.h),
+# declared once for Cython; cimported by every Cython module (_core, _numpy,
+# _random_methods) and by _common.pxd.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
-cdef extern from "arc4py/chacha20.h" nogil:
+cdef extern from "chacha20.h" nogil:
     ctypedef void (*arc4py_chacha20_blocks_fn)(uint32_t *state, uint8_t *out,
                                                size_t nblocks)
     ctypedef struct arc4py_chacha20_core:
         const char *name
         arc4py_chacha20_blocks_fn blocks
-        unsigned required
     int arc4py_chacha20_init(uint32_t *state, const uint8_t *key,
                              const uint8_t *nonce, size_t nonce_len,
                              uint64_t counter)
@@ -20,13 +18,8 @@ cdef extern from "arc4py/chacha20.h" nogil:
     int arc4py_chacha20_is_known(const char *name)
     const char *arc4py_cpu_features()
     const arc4py_chacha20_core *arc4py_chacha20_active()
-    ctypedef struct arc4py_chacha20_api:
-        pass
-    const arc4py_chacha20_api arc4py_chacha20_api_table
-    int arc4py_chacha20_link(const arc4py_chacha20_api *api)
-    const char *ARC4PY_CHACHA20_API_CAPSULE
 
-cdef extern from "arc4py/generator.h" nogil:
+cdef extern from "generator.h" nogil:
     enum:
         ARC4PY_RNG_BUFFER_BYTES
         ARC4PY_RNG_RESEED_BYTES
@@ -49,19 +42,14 @@ cdef extern from "arc4py/generator.h" nogil:
     int arc4py_rng_stir_all()
     unsigned arc4py_rng_fork_protection()
 
-# The generator's test hooks (arc4py/csrc/rng_test_hooks.c): not part of the
-# public header, so declared here verbatim; they answer -1 in a normal build.
-cdef extern from * nogil:
-    """
-    int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
-    long arc4py_rng_debug_reseeds(void);
-    extern const int arc4py_rng_test_hooks;
-    """
+# The generator's test hooks (arc4py/csrc/rng_test_hooks.c), declared in its
+# internal header; they answer -1 in a normal build.
+cdef extern from "rng_internal.h" nogil:
     int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
     long arc4py_rng_debug_reseeds()
     const int arc4py_rng_test_hooks
 
-# The public C API's table (arc4py/include/arc4py/capi.h), the one way from
+# The public C API's table (include/arc4py/capi.h), the one way from
 # arc4py's own Cython modules to the generator, as for other extensions.
 cdef extern from "arc4py/capi.h" nogil:
     ctypedef struct arc4py_capi:

@@ -1,4 +1,4 @@
-"""Type stubs for arc4py._core, the Cython binding of the cores and the
+"""Type stubs for arc4py._core, the binding of the cores and the
 generator.  The public names are re-exported (and documented) by arc4py.
 
 numpy appears only in types: a stub is never executed, so importing numpy
@@ -13,15 +13,6 @@ import numpy as np
 import numpy.typing as npt
 from typing_extensions import Buffer, CapsuleType, TypeAlias
 
-# The cores' bindings (arc4py._keystream), re-exported.
-from arc4py._keystream import (
-    ALL_BACKENDS as ALL_BACKENDS,
-    backends as backends,
-    chacha20_keystream as chacha20_keystream,
-    chacha20_keystream_into as chacha20_keystream_into,
-    cpu_features as cpu_features,
-)
-
 # A shape, as numpy takes it: an int or a sequence of ints.
 _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 
@@ -30,13 +21,33 @@ BUFFER_BYTES: Final[int]
 DIRECT_BYTES: Final[int]
 DIRECT_CHUNK_BYTES: Final[int]
 
-_C_API: CapsuleType  # arc4py/include/arc4py/capi.h
+_C_API: CapsuleType  # include/arc4py/capi.h
 _capi_hand_out: str  # "avx512" or "portable": the table's buffered calls
 # A bad ARC4PY_BACKEND, raised by arc4py at import (None if it is fine).
 _backend_env_error: ValueError | None
 
-# ---- cores (defined in arc4py._keystream) ---------------------------------
+# ---- cores -----------------------------------------------------------------
 
+ALL_BACKENDS: Final[tuple[str, ...]]
+
+def backends() -> tuple[str, ...]: ...
+def cpu_features() -> tuple[str, ...]: ...
+def chacha20_keystream(
+    key: Buffer,
+    nonce: Buffer,
+    length: SupportsIndex,
+    *,
+    counter: SupportsIndex = 0,
+    backend: str | None = None,
+) -> bytes: ...
+def chacha20_keystream_into(
+    key: Buffer,
+    nonce: Buffer,
+    buffer: Buffer | npt.NDArray[Any],
+    *,
+    counter: SupportsIndex = 0,
+    backend: str | None = None,
+) -> int: ...
 def backend() -> str: ...
 def _select_backend(name: str) -> None: ...
 

@@ -1,24 +1,20 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-# cython: embedsignature=True, autotestdict=False
-"""arc4py's C generator seen from Python (the cores' own bindings are in
-arc4py/_keystream.pyx, re-exported here).
+# cython: embedsignature=False, autotestdict=False
+"""arc4py's ChaCha20 cores and C generator seen from Python: the one
+extension module they are linked into.
 
 Thin on purpose: argument checks and conversions here, the work in C, the
-GIL released for anything large.  The public names are re-exported by
-``arc4py``; import them from there.
+GIL released for anything large.  The hottest calls (arc4random,
+random_u32, random_u64, arc4random_buf) are C functions of their own
+(arc4py/cbind/module_calls.c), added to this module at import.  The public
+names are re-exported by ``arc4py``; import them from there.
 """
 cimport cython
 from cpython.buffer cimport PyBuffer_Release
-from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
-from cpython.object cimport PyObject
-from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_New
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 import os as _os
-
-from arc4py._keystream import (ALL_BACKENDS, backends, chacha20_keystream,
-                               chacha20_keystream_into, cpu_features,
-                               _cores_api)
+import sys as _sys
 
 from arc4py._cdefs cimport (
     arc4py_rng_stir_all,
@@ -33,7 +29,6 @@ from arc4py._cdefs cimport (
     arc4py_rng_select_core,
     arc4py_rng_core_name,
     arc4py_rng_buf,
-    arc4py_rng_u32,
     arc4py_rng_u64,
     arc4py_rng_uniform,
     arc4py_rng_stir,
@@ -41,20 +36,19 @@ from arc4py._cdefs cimport (
     arc4py_rng_debug_buffer,
     arc4py_rng_debug_reseeds,
     arc4py_rng_test_hooks,
-    arc4py_chacha20_api,
-    arc4py_chacha20_link,
-    ARC4PY_CHACHA20_API_CAPSULE,
 )
-from arc4py._keystream cimport _find_core, _get_writable
-from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _int_arg, _random_bits,
+from arc4py._common cimport (_fill_raw, _int_arg, _random_bits,
                              _raise_os_error, _size_arg, _u64_to_double)
 
-# The cores live in arc4py._keystream alone: the generator runs them through
-# its table (arc4py/cbind/cores_link.c), linked before anything can draw.
-if arc4py_chacha20_link(<const arc4py_chacha20_api *>PyCapsule_GetPointer(
-        _cores_api, ARC4PY_CHACHA20_API_CAPSULE)) != 0:
-    raise ImportError("arc4py._keystream and arc4py._core come from different "
-                      "builds (the cores' table does not match); reinstall arc4py")
+# The binding layer's C (arc4py/cbind/cbind.h).
+cdef extern from "cbind.h":
+    object arc4py_capi_capsule(const char **hand_out)
+    int arc4py_add_module_calls(object module) except -1
+    object _numpy_module "arc4py_numpy_module"()
+    object arc4py_random_methods(object base, object getrandbits_def,
+                                 object randbelow_def)
+
+include "_cores.pxi"
 
 #: Bytes after which a thread reseeds from the OS at the latest.
 RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
@@ -67,7 +61,7 @@ DIRECT_BYTES = ARC4PY_RNG_DIRECT_BYTES
 DIRECT_CHUNK_BYTES = ARC4PY_RNG_DIRECT_CHUNK_BYTES
 
 
-# ---- cores (arc4py/_keystream.pyx; re-exported here) ----------------------
+# ---- the generator's core --------------------------------------------------
 
 def backend():
     """The name of the core the generator uses now (see ``backends()``)."""
@@ -81,100 +75,8 @@ def _select_backend(name):
 
 
 # ---- the generator --------------------------------------------------------
-
-cdef inline object _u32_or_array(object size):
-    """The body of arc4random() and random_u32(): one stream, two names."""
-    cdef uint32_t r
-    cdef int err
-    if size is None:
-        err = arc4py_rng_u32(&r)
-        if err:
-            _raise_os_error(err)
-        return r
-    return _numpy_module().random_u32_array(size)
-
-
-@cython.binding(False)
-def arc4random(size=None):
-    """A random ``int`` in [0, 2**32), like BSD's arc4random().
-
-    The same stream as ``random_u32``, and like it takes ``size`` for a
-    numpy array.  (The optional argument is also what makes the call fast:
-    CPython specialises calls to such functions, not to argument-less ones.)
-    """
-    return _u32_or_array(size)
-
-
-@cython.binding(False)
-def random_u32(size=None):
-    """A random ``int`` in [0, 2**32), or with ``size`` (an int or a tuple)
-    a ``numpy.ndarray`` of uint32 of that shape, filled in place."""
-    return _u32_or_array(size)
-
-
-@cython.binding(False)
-def random_u64(size=None):
-    """A random ``int`` in [0, 2**64), or with ``size`` an ``ndarray`` of
-    uint64 of that shape."""
-    cdef uint64_t r
-    cdef int err
-    if size is None:
-        err = arc4py_rng_u64(&r)
-        if err:
-            _raise_os_error(err)
-        return r
-    return _numpy_module().random_u64_array(size)
-
-
-# arc4py._numpy once loaded, or NULL.  Not a `cdef object` global: without
-# the GIL, threads may load it at once, and Cython's plain read and
-# read-decref-store of such a global would race.  Every store is of the
-# same module (a reference kept for good), published release/acquire.
-cdef extern from *:
-    """
-    #include "compiler_compat.h"
-    static const void *arc4py_numpy_mod;
-    static PyObject *arc4py_numpy_mod_get(void)
-    { return (PyObject *)rng_load_ptr(&arc4py_numpy_mod); }
-    static void arc4py_numpy_mod_set(PyObject *m)
-    { Py_INCREF(m); rng_store_ptr(&arc4py_numpy_mod, m); }
-    """
-    PyObject *arc4py_numpy_mod_get()
-    void arc4py_numpy_mod_set(object m)
-
-
-cdef object _numpy_module():
-    cdef PyObject *cached = arc4py_numpy_mod_get()
-    if cached != NULL:
-        return <object>cached
-    try:
-        import numpy
-        from arc4py import _numpy
-    except ImportError as exc:
-        raise ImportError("this arc4py feature needs numpy: "
-                          "pip install 'arc4py[numpy]'") from exc
-    arc4py_numpy_mod_set(_numpy)
-    return _numpy
-
-
-@cython.binding(False)
-def arc4random_buf(n):
-    """``n`` random bytes (``n`` an int >= 0)."""
-    cdef Py_ssize_t size
-    cdef bytes out
-    cdef int err
-    if type(n) is int and n >= 0:  # the common case, no generic checks
-        size = n  # OverflowError past sys.maxsize
-    else:
-        size = _size_arg(n, "n")
-    out = PyBytes_FromStringAndSize(NULL, size)
-    if size < NOGIL_BYTES:
-        err = arc4py_rng_buf(PyBytes_AS_STRING(out), <size_t>size)
-        if err:
-            _raise_os_error(err)
-    else:
-        _fill_raw(arc4py_rng_buf, PyBytes_AS_STRING(out), size)
-    return out
+# arc4random, random_u32, random_u64 and arc4random_buf: module_calls.c.
+arc4py_add_module_calls(_sys.modules[__name__])
 
 
 def fill(buffer):
@@ -237,7 +139,6 @@ def randbelow(exclusive_upper_bound):
 
 
 @cython.binding(False)
-@cython.embedsignature(False)
 def random(size=None):
     # The signature line is written out, with the marker that makes it the
     # __text_signature__: a non-binding function has no other signature.
@@ -311,8 +212,9 @@ del _debug_buffer_impl
 
 # ---- core selection at import ----------------------------------------------
 
-# Without ARC4PY_BACKEND the generator takes the dispatch's fastest core
-# itself (rng.c: the one place the default is chosen).  A bad name is kept
+# Without ARC4PY_BACKEND the generator runs the dispatch's active core, the
+# fastest runnable (chacha20_dispatch.c: the one place the default is
+# chosen).  A bad name is kept
 # here and raised by arc4py/__init__.py, which lets the arc4py command
 # start regardless, so that `arc4py info` can show what is wrong.
 _backend_env_error = None
@@ -328,31 +230,20 @@ if _os.environ.get("ARC4PY_BACKEND", ""):
         del _exc
 
 
-# ---- C API capsule and fast twins of the hot calls (cbind/pyfast.c) ---------
-# _C_API: arc4py/include/arc4py/capi.h's versioned table.  The twins serve
-# the common call in C and hand any other to the def above (same signature,
-# errors and docstring, with a __text_signature__).
-cdef extern from "pyfast.h":
-    object arc4py_capi_capsule(const char **hand_out)
-    object arc4py_pyfast_wrap(object def_, object module_name)
-    object arc4py_random_methods(object base, object getrandbits_def,
-                                 object randbelow_def)
-
+# ---- the C API capsule and arc4py.Random's C methods (arc4py/cbind/) -------
 
 def _random_method_descriptors(base, getrandbits_def, randbelow_def):
     """arc4py.Random's (getrandbits, _randbelow) as method descriptors of
     ``base`` (_random.Random), falling back to the two defs
-    (cbind/pyfast.c).  Once, for arc4py/__init__.py."""
+    (cbind/random_methods.c).  Once, for arc4py/__init__.py."""
     return arc4py_random_methods(base, getrandbits_def, randbelow_def)
 
 cdef const char *_hand_out_build = NULL
+# include/arc4py/capi.h's versioned table.
 _C_API = arc4py_capi_capsule(&_hand_out_build)
 # Which build of the table's arc4random_buf and fill this CPU got:
 # "avx512" (64-byte moves out of the buffer) or "portable".
 _capi_hand_out = _hand_out_build.decode()
-arc4random, random_u32, random_u64, arc4random_buf = [
-    arc4py_pyfast_wrap(f, __name__)
-    for f in (arc4random, random_u32, random_u64, arc4random_buf)]
 
 
 # ---- objects every thread reaches (free-threaded builds) --------------------
@@ -395,6 +286,6 @@ def _share_between_threads(*objects):
         arc4py_share_between_threads(op)
 
 
-_share_between_threads(arc4random, random_u32, random_u64, arc4random_buf,
-                       random, arc4random_uniform, randbits, randbelow, fill,
-                       stir)
+_share_between_threads(*[globals()[name] for name in (
+    "arc4random", "random_u32", "random_u64", "arc4random_buf", "random",
+    "arc4random_uniform", "randbits", "randbelow", "fill", "stir")])

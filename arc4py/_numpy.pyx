@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-# cython: embedsignature=True, autotestdict=False
+# cython: embedsignature=False, autotestdict=False
 """arc4py's numpy side: random arrays and a ``numpy.random.BitGenerator``.
 
 Loaded on first use by ``arc4py`` (numpy is needed to build arc4py, not to

@@ -34,7 +34,7 @@ cdef bint _ZERO_BELOW_GIVES_ZERO = _sys.version_info < (3, 11)
 
 
 def random(self):
-    """random() -> x in the interval [0, 1), with 53 random bits."""
+    """A float in the interval [0.0, 1.0), with 53 random bits."""
     cdef uint64_t r
     cdef int err = _api.random_u64(&r)
     if err:
@@ -43,7 +43,7 @@ def random(self):
 
 
 def getrandbits(self, k):
-    """getrandbits(k) -> x.  Generates an int with k random bits."""
+    """An int with k random bits (k >= 0)."""
     k = _int_arg(k, "number of bits")
     if k < 0:  # the stdlib's words
         raise ValueError("number of bits must be non-negative")

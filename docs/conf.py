@@ -49,7 +49,7 @@ nitpicky = False
 
 PKG = os.path.dirname(os.path.abspath(arc4py.__file__))
 # Where a public name's stub lives, most specific first.
-STUBS = ("__init__.pyi", "_core.pyi", "_keystream.pyi", "_numpy.pyi")
+STUBS = ("__init__.pyi", "_core.pyi", "_numpy.pyi")
 
 
 def _load_stubs():

@@ -49,8 +49,9 @@ PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
 LINUX = sys.platform.startswith("linux")
 #: The interpreter every child runs: this one.
 PYTHON = sys.executable
-#: The C cores and the C generator, and the public headers they include.
+#: The C cores and the C generator, with their headers.
 CSRC = REPO / "arc4py" / "csrc"
+#: The public C API header's folder (arc4py/capi.h), as get_include() ships it.
 INCLUDE = REPO / "include"
 SHIM_SOURCE = TESTS_DIR / "shims" / "getrandom_shim.c"
 
@@ -259,9 +260,9 @@ def build_shared(cc, sources, out, *flags):
 
 def build_program(cc, sources, exe, *flags):
     """Build the C program ``exe`` from ``sources`` with ``flags``, the
-    project's headers (include/ and arc4py/csrc/) and threads; its path.
+    generator's headers (arc4py/csrc/) and threads; its path.
     A compiler error fails the calling test with the compiler's message."""
-    compile_c(cc, *flags, "-I", INCLUDE, "-I", CSRC, *sources,
+    compile_c(cc, *flags, "-I", CSRC, *sources,
               "-o", exe, "-pthread")
     return str(exe)
 
@@ -272,7 +273,7 @@ def build_generator_program(cc, program, exe, *flags):
     need no change here) into ``exe``; its path.  A compiler error fails the
     calling test with the compiler's message."""
     compile_c(cc, "-O3", "-fvisibility=hidden", "-Wall", "-Wextra", *flags,
-              "-I", INCLUDE, "-I", CSRC, *sorted(CSRC.glob("*.c")), program,
+              "-I", CSRC, *sorted(CSRC.glob("*.c")), program,
               "-o", exe, "-lpthread")
     return str(exe)
 

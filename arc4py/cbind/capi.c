@@ -1,19 +1,23 @@
 /*
- * The functions behind arc4py's C API (arc4py/include/arc4py/capi.h): thin
+ * The functions behind arc4py's C API (include/arc4py/capi.h): thin
  * shells over the generator's public entry points, with the BSD contract
  * (cannot fail) for three of them and an errno result for fill(); version
  * 2 adds the generator's scalars and numpy's bitgen_t functions as they
  * are.  arc4py's own Cython modules draw through this table too.  The
  * generator's fast path is inlined (arc4py/csrc/rng_hot_path.h).
- * arc4py_capi_capsule() (pyfast.c) puts arc4py_capi_provider()'s table
- * into the capsule.
+ * arc4py._core puts this CPU's table into the capsule
+ * (arc4py_capi_capsule()) at import.
  */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
 #define ARC4PY_CAPI_PROVIDER 1
 #include "arc4py/capi.h"
-#include "arc4py/chacha20.h"
-#include "arc4py/generator.h"
+#include "chacha20.h"
+#include "generator.h"
 #include "rng_hot_path.h"
 #include "capi_buffered.h"
+#include "cbind.h"
 
 #include <string.h>
 
@@ -67,7 +71,7 @@ static const arc4py_capi capi_table_avx512 =
  * the C API either.  Chosen once, when arc4py._core makes the capsule,
  * after the core was chosen.
  */
-const arc4py_capi *arc4py_capi_provider(const char **hand_out)
+static const arc4py_capi *capi_table(const char **hand_out)
 {
 #ifdef ARC4PY_BUILD_AVX512
     if (strcmp(arc4py_chacha20_active()->name, "avx512") == 0) {
@@ -77,4 +81,10 @@ const arc4py_capi *arc4py_capi_provider(const char **hand_out)
 #endif
     *hand_out = "portable";
     return &capi_table_portable;
+}
+
+PyObject *arc4py_capi_capsule(const char **hand_out)
+{
+    return PyCapsule_New((void *)capi_table(hand_out), ARC4PY_CAPI_CAPSULE,
+                         NULL);
 }

@@ -10,7 +10,7 @@
 #ifndef ARC4PY_CHACHA20_CORES_H
 #define ARC4PY_CHACHA20_CORES_H
 
-#include "arc4py/chacha20.h"
+#include "chacha20.h"
 #include "compiler_compat.h" /* ARC4PY_X86_64, ARC4PY_AARCH64 */
 
 /* CPU features (the dispatch's bits; a core lists the ones it needs). */

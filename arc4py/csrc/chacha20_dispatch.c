@@ -116,7 +116,7 @@ static int detect_control;
 static void detect(void)
 {
     static const arc4py_chacha20_core generic = {
-        "generic", arc4py_chacha20_blocks_generic, 0};
+        "generic", arc4py_chacha20_blocks_generic};
     unsigned f = detect_features();
     size_t i, used = 0, known_count = 0;
 
@@ -136,8 +136,7 @@ static void detect(void)
             continue;
         known[known_count++] = row->name;
         if ((row->required & f) == row->required) {
-            arc4py_chacha20_core core = {row->name, row->build->blocks,
-                                         row->required};
+            arc4py_chacha20_core core = {row->name, row->build->blocks};
             runnable[runnable_count++] = core;
         }
     }
@@ -221,15 +220,3 @@ int arc4py_chacha20_select(const char *name)
     rng_store_ptr((const void **)&selected, core);
     return 0;
 }
-
-const arc4py_chacha20_api arc4py_chacha20_api_table = {
-    sizeof(arc4py_chacha20_api),
-    arc4py_chacha20_init,
-    arc4py_chacha20_cores,
-    arc4py_chacha20_find,
-    arc4py_chacha20_known_name,
-    arc4py_chacha20_is_known,
-    arc4py_cpu_features,
-    arc4py_chacha20_active,
-    arc4py_chacha20_select,
-};

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 #include "compiler_compat.h"
 
 /* One thread's generator; lives alone in its own mmap()ed pages. */

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "arc4py/chacha20.h"
-#include "arc4py/generator.h"
+#include "chacha20.h"
+#include "generator.h"
 #include "rng_hot_path.h"
 #include "rng_platform.h"
 #include "rng_wipe.h"

@@ -11,7 +11,7 @@
  */
 #if defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
     defined(__OpenBSD__) || defined(__DragonFly__)
-#include "arc4py/generator.h"
+#include "generator.h"
 #include "rng_platform.h"
 #include "rng_platform_posix.h"
 

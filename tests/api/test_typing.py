@@ -195,7 +195,7 @@ def mypy_run(tmp_path_factory):
 
 
 def test_stubs_and_marker_ship_with_the_package():
-    for name in ("py.typed", "__init__.pyi", "_core.pyi", "_keystream.pyi", "_numpy.pyi"):
+    for name in ("py.typed", "__init__.pyi", "_core.pyi", "_numpy.pyi"):
         assert (PKG_DIR / name).is_file(), f"{name} missing from {PKG_DIR}"
 
 
@@ -248,18 +248,15 @@ def test_wrong_use_flagged(mypy_run, sample, source):
 
 # Other modules of the package (the CLI, the bench) are plain Python, not
 # stubs; stubtest checks only the stubbed API.  The Cython-made
-# ``__test__`` dicts, the ``__pyx_capi__`` table through which _core cimports
-# from _keystream, and the disjoint-base note on the Cython class
+# ``__test__`` dicts and the disjoint-base note on the Cython class
 # (PEP 800; older mypy lacks ``typing_extensions.disjoint_base``; mypy 1.x
 # reports it at the re-export too) are allowed.
 STUBTEST_ALLOWLIST = r"""
 arc4py\._core\.__test__
 arc4py\._numpy\.__test__
-arc4py\._keystream\.__test__
-arc4py\._keystream\.__pyx_capi__
 arc4py\._numpy\.BitGenerator$
 arc4py\.BitGenerator$
-arc4py\.(?!_core\.|_keystream\.|_numpy\.)_[_a-zA-Z0-9]*\..*
+arc4py\.(?!_core\.|_numpy\.)_[_a-zA-Z0-9]*\..*
 """
 
 

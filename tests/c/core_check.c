@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arc4py/chacha20.h"
+#include "chacha20.h"
 
 void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,
                                     size_t nblocks);

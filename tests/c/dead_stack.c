@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 
 #define DEAD 16384
 #define DIRECT_N 4096

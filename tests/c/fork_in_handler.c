@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 #include "pipe_io.h"
 
 #define FILL (4u << 20)

@@ -25,8 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arc4py/chacha20.h"
-#include "arc4py/generator.h"
+#include "chacha20.h"
+#include "generator.h"
 #include "pipe_io.h"
 
 #define FILL (1u << 20)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 
 #ifdef SCRUB
 void rng_stack_scrub(void);

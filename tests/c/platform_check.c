@@ -52,8 +52,8 @@
 #include <unistd.h>
 #endif
 
-#include "arc4py/chacha20.h"
-#include "arc4py/generator.h"
+#include "chacha20.h"
+#include "generator.h"
 
 /* ---- reporting --------------------------------------------------------- */
 

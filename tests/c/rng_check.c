@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 
 static int failures;
 #define FAIL(...)                                                          \

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 
 #define OUTER_DRAWS (1u << 20)
 #define NESTED_MAX (1u << 16)

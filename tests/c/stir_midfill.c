@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 
 extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen); /* rng.c */
 long arc4py_rng_debug_reseeds(void);

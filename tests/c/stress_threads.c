@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "arc4py/generator.h"
+#include "generator.h"
 
 #define WORKERS 8
 #define ROUNDS 60

@@ -24,20 +24,14 @@ extern "C" {
 #endif
 
 #define ARC4PY_CHACHA20_BLOCK_BYTES 64
-#define ARC4PY_CHACHA20_KEY_BYTES 32
 
 typedef void (*arc4py_chacha20_blocks_fn)(uint32_t state[16], uint8_t *out,
                                           size_t nblocks);
 
-/*
- * One core: its name in backends(), its block function (NULL when its
- * source is in this build but not for this architecture) and the CPU
- * features it needs (the dispatch's bits).
- */
+/* A core this CPU can run: its name in backends() and its block function. */
 typedef struct arc4py_chacha20_core {
     const char *name;
     arc4py_chacha20_blocks_fn blocks;
-    unsigned required;
 } arc4py_chacha20_core;
 
 /*
@@ -81,33 +75,6 @@ const arc4py_chacha20_core *arc4py_chacha20_active(void);
 /* Make the runnable core called name the active one: 0, or -1 if it is
    not runnable here.  Meant for start-up, before output is drawn. */
 int arc4py_chacha20_select(const char *name);
-
-/*
- * The functions above as one table.  The cores are linked into one
- * extension module (arc4py._keystream), which hands this table through the
- * capsule below to arc4py._core, the generator's module: one copy of the
- * cores and of the dispatch state per process.
- */
-typedef struct arc4py_chacha20_api {
-    size_t size; /* sizeof the provider's table */
-    int (*init)(uint32_t state[16], const uint8_t key[32],
-                const uint8_t *nonce, size_t nonce_len, uint64_t counter);
-    const arc4py_chacha20_core *(*cores)(size_t *count);
-    const arc4py_chacha20_core *(*find)(const char *name);
-    const char *(*known_name)(size_t i);
-    int (*is_known)(const char *name);
-    const char *(*cpu_features)(void);
-    const arc4py_chacha20_core *(*active)(void);
-    int (*select)(const char *name);
-} arc4py_chacha20_api;
-#define ARC4PY_CHACHA20_API_CAPSULE "arc4py._keystream._cores_api"
-
-/* The provider's table (chacha20_dispatch.c). */
-extern const arc4py_chacha20_api arc4py_chacha20_api_table;
-/* In a module that does not link the cores (arc4py/cbind/cores_link.c):
-   route the functions above through the provider's table.  0, or -1 if
-   the table is too small for this build. */
-int arc4py_chacha20_link(const arc4py_chacha20_api *api);
 
 #ifdef __cplusplus
 }

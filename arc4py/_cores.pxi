@@ -1,19 +1,12 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-# cython: embedsignature=True, autotestdict=False
-"""arc4py's ChaCha20 cores seen from Python: which cores exist and run here,
-and their raw keystream (``chacha20_keystream``, ``chacha20_keystream_into``),
-which is how the tests prove every core right.  Also the writable-buffer
-checks that ``arc4py.fill`` shares (declared in ``_keystream.pxd``).
-
-This is the one module the cores are linked into: ``arc4py._core``, the
-generator's module, reaches them through ``_cores_api`` and cimports the
-buffer checks from here; the public names are re-exported by ``arc4py``.
-"""
+# The ChaCha20 cores seen from Python (included by _core.pyx, the one module
+# the cores are linked into): which cores exist and run here, and their raw
+# keystream (chacha20_keystream, chacha20_keystream_into), which is how the
+# tests prove every core right.  Also the writable-buffer checks that
+# arc4py.fill shares.  The public names are re-exported by arc4py.
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
                              PyBUF_STRIDES)
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
-from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -32,15 +25,8 @@ from arc4py._cdefs cimport (
     arc4py_chacha20_is_known,
     arc4py_cpu_features,
     arc4py_chacha20_active,
-    arc4py_chacha20_api_table,
-    ARC4PY_CHACHA20_API_CAPSULE,
 )
 from arc4py._common cimport NOGIL_BYTES
-
-# The cores and the dispatch for arc4py._core (arc4py/cbind/cores_link.c).
-_cores_api = PyCapsule_New(<void *>&arc4py_chacha20_api_table,
-                           ARC4PY_CHACHA20_API_CAPSULE, NULL)
-
 
 cdef tuple _known_names():
     cdef size_t i = 0
