@@ -88,6 +88,14 @@
 #define RNG_KEEP_STORES(p) ((void)(p), _ReadWriteBarrier())
 #endif
 
+/* Memory may have changed here: values loaded before are loaded again
+   after, not kept (and spilled to the stack) in between. */
+#ifdef RNG_GNUC
+#define RNG_RELOAD_BARRIER() __asm__ __volatile__("" ::: "memory")
+#else
+#define RNG_RELOAD_BARRIER() _ReadWriteBarrier()
+#endif
+
 /* Orders this thread's memory accesses against a signal handler that
    interrupts it (a compiler barrier: one thread, no CPU fence needed). */
 #ifdef RNG_GNUC
