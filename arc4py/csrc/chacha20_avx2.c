@@ -143,13 +143,6 @@ AVX2_FN static inline void group_next(__m256i ctr[2])
     ctr[0] = lo;
 }
 
-/* Word w of the group's input. */
-AVX2_FN static inline __m256i group_word(const uint32_t s[16],
-                                         const __m256i ctr[2], int w)
-{
-    return w == 12 ? ctr[0] : w == 13 ? ctr[1] : _mm256_set1_epi32((int)s[w]);
-}
-
 /*
  * The x86-64 group.
  *
@@ -340,18 +333,26 @@ AVX2_FN static void vertical8(const uint32_t s[16], const __m256i ctr[2],
         : ASM_CLOBBERS);
 }
 
-/* xs = the state of group (s, ctr) after the 20 rounds (no feed-forward). */
-AVX2_FN static void rounds8(const uint32_t s[16], const __m256i ctr[2],
-                            __m256i xs[16])
+/* xs = the 8 blocks of keystream of group (s, ctr), lane = block: the
+   feed-forward is done in registers, so xs never holds the state before
+   it (from which the rounds could be run back to the key). */
+AVX2_FN static void keystream8(const uint32_t s[16], const __m256i ctr[2],
+                               __m256i xs[16])
 {
     uint32_t it;
 
     __asm__ volatile(
         ROUNDS_ASM
+        ADD_S(0, 0) ADD_S(1, 1) ADD_S(2, 2) ADD_S(3, 3)
+        ADD_S(4, 4) ADD_S(5, 5) ADD_S(6, 6) ADD_S(7, 7)
         STORE_XS(0) STORE_XS(1) STORE_XS(2) STORE_XS(3)
         STORE_XS(4) STORE_XS(5) STORE_XS(6) STORE_XS(7)
+        LOAD_XS(0, 8)
+        ADD_S(0, 8) ADD_S(9, 9) ADD_S(10, 10) ADD_S(11, 11)
+        ADD_CTR(12, 0) ADD_CTR(13, 1) ADD_S(14, 14) ADD_S(15, 15)
         STORE_XS(9) STORE_XS(10) STORE_XS(11) STORE_XS(12)
         STORE_XS(13) STORE_XS(14) STORE_XS(15)
+        "vmovdqa %%ymm0, " SLOT8 NL
         : [it] "=&r"(it)
         : [s] "r"(s), [ctr] "r"(ctr), [xs] "r"(xs), [rot] "r"(rot_tables)
         : ASM_CLOBBERS);
@@ -359,20 +360,19 @@ AVX2_FN static void rounds8(const uint32_t s[16], const __m256i ctr[2],
 
 
 /*
- * The first n (1..8) blocks of group (s, ctr) to out: the rounds, then the
- * feed-forward and the transposes in C, storing only what is asked.
+ * The first n (1..8) blocks of group (s, ctr) to out: the group's
+ * keystream, then the transposes in C, storing only what is asked.
  */
 AVX2_FN static void vertical8_n(const uint32_t s[16], const __m256i ctr[2],
                             uint8_t *out, size_t n)
 {
     __m256i xs[16] __attribute__((aligned(32)));
 
-    rounds8(s, ctr, xs);
-#define W(i) _mm256_add_epi32(xs[i], group_word(s, ctr, i))
-    transpose_store8(out, n, W(0), W(1), W(2), W(3), W(4), W(5), W(6), W(7));
-    transpose_store8(out + 32, n, W(8), W(9), W(10), W(11), W(12), W(13),
-                     W(14), W(15));
-#undef W
+    keystream8(s, ctr, xs);
+    transpose_store8(out, n, xs[0], xs[1], xs[2], xs[3], xs[4], xs[5], xs[6],
+                     xs[7]);
+    transpose_store8(out + 32, n, xs[8], xs[9], xs[10], xs[11], xs[12],
+                     xs[13], xs[14], xs[15]);
 }
 
 

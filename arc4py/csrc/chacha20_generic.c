@@ -16,27 +16,52 @@
         c += d; b ^= c; b = ROTL32(b, 7);         \
     } while (0)
 
-/* One block: 20 rounds, add the input state, serialise little-endian. */
+/*
+ * One block: 20 rounds, add the input state, serialise little-endian.
+ * The working words are locals (registers, but for a few spilled between
+ * rounds) and the feed-forward reads the input again from `in` after a
+ * compiler barrier, so no copy of the input state is made on the stack:
+ * a fork while a fill runs finds none there.
+ */
 static void chacha20_block(const uint32_t in[16], uint8_t out[64])
 {
-    uint32_t x[16];
+    uint32_t x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3];
+    uint32_t x4 = in[4], x5 = in[5], x6 = in[6], x7 = in[7];
+    uint32_t x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11];
+    uint32_t x12 = in[12], x13 = in[13], x14 = in[14], x15 = in[15];
     int i;
 
-    memcpy(x, in, sizeof x);
     for (i = 0; i < 10; i++) {
         /* column round */
-        QUARTERROUND(x[0], x[4], x[8], x[12]);
-        QUARTERROUND(x[1], x[5], x[9], x[13]);
-        QUARTERROUND(x[2], x[6], x[10], x[14]);
-        QUARTERROUND(x[3], x[7], x[11], x[15]);
+        QUARTERROUND(x0, x4, x8, x12);
+        QUARTERROUND(x1, x5, x9, x13);
+        QUARTERROUND(x2, x6, x10, x14);
+        QUARTERROUND(x3, x7, x11, x15);
         /* diagonal round */
-        QUARTERROUND(x[0], x[5], x[10], x[15]);
-        QUARTERROUND(x[1], x[6], x[11], x[12]);
-        QUARTERROUND(x[2], x[7], x[8], x[13]);
-        QUARTERROUND(x[3], x[4], x[9], x[14]);
+        QUARTERROUND(x0, x5, x10, x15);
+        QUARTERROUND(x1, x6, x11, x12);
+        QUARTERROUND(x2, x7, x8, x13);
+        QUARTERROUND(x3, x4, x9, x14);
     }
-    for (i = 0; i < 16; i++)
-        arc4py_store_le32(out + 4 * i, x[i] + in[i]);
+    /* The input is read again below, not kept live (and spilled) since
+       the loads above. */
+    RNG_RELOAD_BARRIER();
+    arc4py_store_le32(out + 0, x0 + in[0]);
+    arc4py_store_le32(out + 4, x1 + in[1]);
+    arc4py_store_le32(out + 8, x2 + in[2]);
+    arc4py_store_le32(out + 12, x3 + in[3]);
+    arc4py_store_le32(out + 16, x4 + in[4]);
+    arc4py_store_le32(out + 20, x5 + in[5]);
+    arc4py_store_le32(out + 24, x6 + in[6]);
+    arc4py_store_le32(out + 28, x7 + in[7]);
+    arc4py_store_le32(out + 32, x8 + in[8]);
+    arc4py_store_le32(out + 36, x9 + in[9]);
+    arc4py_store_le32(out + 40, x10 + in[10]);
+    arc4py_store_le32(out + 44, x11 + in[11]);
+    arc4py_store_le32(out + 48, x12 + in[12]);
+    arc4py_store_le32(out + 52, x13 + in[13]);
+    arc4py_store_le32(out + 56, x14 + in[14]);
+    arc4py_store_le32(out + 60, x15 + in[15]);
 }
 
 void arc4py_chacha20_blocks_generic(uint32_t state[16], uint8_t *out,

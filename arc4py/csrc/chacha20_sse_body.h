@@ -66,34 +66,41 @@
                          _mm_unpackhi_epi64(t2_, t3_));                   \
     } while (0)
 
-/* Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced. */
+/* Word 12 (low counter) and word 13 (high) of four blocks, counters
+   in[12..13] + 0..3. */
+#define COUNTER_LANES(in, lo, hi)                                          \
+    do {                                                                  \
+        const __m128i sign_ = _mm_set1_epi32(INT32_MIN);                  \
+        const __m128i base_ = _mm_set1_epi32((int)(in)[12]);              \
+        /* A lane whose low word wrapped is below the start, unsigned;   \
+         * pcmpgtd compares only signed (no unsigned form before SSE4.1), \
+         * so flip both sign bits first.  The compare gives -1 in the     \
+         * wrapped lanes: subtracting it carries into word 13. */         \
+        lo = _mm_add_epi32(base_, _mm_set_epi32(3, 2, 1, 0));             \
+        hi = _mm_sub_epi32(_mm_set1_epi32((int)(in)[13]),                 \
+                           _mm_cmplt_epi32(_mm_xor_si128(lo, sign_),      \
+                                           _mm_xor_si128(base_, sign_))); \
+    } while (0)
+
+/*
+ * Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced.
+ * The input is read from `in` for the rounds and again for the
+ * feed-forward (after a barrier), never copied to the stack: a fork
+ * while a fill runs finds no key there.
+ */
 static inline __attribute__((always_inline)) void
 vertical4(const uint32_t in[16], uint8_t *out)
 {
-    const __m128i sign = _mm_set1_epi32(INT32_MIN);
-    __m128i s[16], x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12,
-        x13, x14, x15;
-    __m128i lo;
+    __m128i x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14,
+        x15, lo, hi;
     int i;
 
-    for (i = 0; i < 16; i++)
-        s[i] = _mm_set1_epi32((int)in[i]);
-    /*
-     * Lane j counts from counter + j.  A lane whose low word wrapped is
-     * below the start, unsigned; pcmpgtd compares only signed (no unsigned
-     * form before SSE4.1), so flip both sign bits first.  The compare gives
-     * -1 in the wrapped lanes: subtracting it carries into word 13.
-     */
-    lo = _mm_add_epi32(s[12], _mm_set_epi32(3, 2, 1, 0));
-    s[13] = _mm_sub_epi32(s[13],
-                          _mm_cmplt_epi32(_mm_xor_si128(lo, sign),
-                                          _mm_xor_si128(s[12], sign)));
-    s[12] = lo;
-
-    x0 = s[0]; x1 = s[1]; x2 = s[2]; x3 = s[3];
-    x4 = s[4]; x5 = s[5]; x6 = s[6]; x7 = s[7];
-    x8 = s[8]; x9 = s[9]; x10 = s[10]; x11 = s[11];
-    x12 = s[12]; x13 = s[13]; x14 = s[14]; x15 = s[15];
+#define B(i) _mm_set1_epi32((int)in[i])
+    x0 = B(0); x1 = B(1); x2 = B(2); x3 = B(3);
+    x4 = B(4); x5 = B(5); x6 = B(6); x7 = B(7);
+    x8 = B(8); x9 = B(9); x10 = B(10); x11 = B(11);
+    COUNTER_LANES(in, x12, x13);
+    x14 = B(14); x15 = B(15);
     for (i = 0; i < 10; i++) {
         /* column round */
         QR2(x0, x4, x8, x12, x1, x5, x9, x13);
@@ -102,18 +109,21 @@ vertical4(const uint32_t in[16], uint8_t *out)
         QR2(x0, x5, x10, x15, x1, x6, x11, x12);
         QR2(x2, x7, x8, x13, x3, x4, x9, x14);
     }
-    x0 = _mm_add_epi32(x0, s[0]); x1 = _mm_add_epi32(x1, s[1]);
-    x2 = _mm_add_epi32(x2, s[2]); x3 = _mm_add_epi32(x3, s[3]);
+    RNG_RELOAD_BARRIER();
+    x0 = _mm_add_epi32(x0, B(0)); x1 = _mm_add_epi32(x1, B(1));
+    x2 = _mm_add_epi32(x2, B(2)); x3 = _mm_add_epi32(x3, B(3));
     TRANSPOSE_STORE(x0, x1, x2, x3, out);
-    x4 = _mm_add_epi32(x4, s[4]); x5 = _mm_add_epi32(x5, s[5]);
-    x6 = _mm_add_epi32(x6, s[6]); x7 = _mm_add_epi32(x7, s[7]);
+    x4 = _mm_add_epi32(x4, B(4)); x5 = _mm_add_epi32(x5, B(5));
+    x6 = _mm_add_epi32(x6, B(6)); x7 = _mm_add_epi32(x7, B(7));
     TRANSPOSE_STORE(x4, x5, x6, x7, out + 16);
-    x8 = _mm_add_epi32(x8, s[8]); x9 = _mm_add_epi32(x9, s[9]);
-    x10 = _mm_add_epi32(x10, s[10]); x11 = _mm_add_epi32(x11, s[11]);
+    x8 = _mm_add_epi32(x8, B(8)); x9 = _mm_add_epi32(x9, B(9));
+    x10 = _mm_add_epi32(x10, B(10)); x11 = _mm_add_epi32(x11, B(11));
     TRANSPOSE_STORE(x8, x9, x10, x11, out + 32);
-    x12 = _mm_add_epi32(x12, s[12]); x13 = _mm_add_epi32(x13, s[13]);
-    x14 = _mm_add_epi32(x14, s[14]); x15 = _mm_add_epi32(x15, s[15]);
+    COUNTER_LANES(in, lo, hi);
+    x12 = _mm_add_epi32(x12, lo); x13 = _mm_add_epi32(x13, hi);
+    x14 = _mm_add_epi32(x14, B(14)); x15 = _mm_add_epi32(x15, B(15));
     TRANSPOSE_STORE(x12, x13, x14, x15, out + 48);
+#undef B
 }
 
 /*
@@ -124,18 +134,17 @@ vertical4(const uint32_t in[16], uint8_t *out)
 static inline __attribute__((always_inline)) void
 rows3_n(const uint32_t in[16], uint8_t *out, const int n)
 {
-    const __m128i a0 = _mm_loadu_si128((const __m128i *)in);
-    const __m128i b0 = _mm_loadu_si128((const __m128i *)(in + 4));
-    const __m128i c0 = _mm_loadu_si128((const __m128i *)(in + 8));
     const uint64_t ctr = ((uint64_t)in[13] << 32) | in[12];
-    __m128i a[3], b[3], c[3], d[3], d0[3];
+    __m128i a[3], b[3], c[3], d[3];
     int i, j;
 
+    /* Row d of block j: counter ctr + j, then the nonce. */
+#define ROW_D(j) _mm_set_epi32((int)in[15], (int)in[14],                  \
+                               (int)(uint32_t)((ctr + (j)) >> 32),        \
+                               (int)(uint32_t)(ctr + (j)))
+#define ROW(r) _mm_loadu_si128((const __m128i *)in + (r))
     for (j = 0; j < n; j++) {
-        d0[j] = _mm_set_epi32((int)in[15], (int)in[14],
-                              (int)(uint32_t)((ctr + j) >> 32),
-                              (int)(uint32_t)(ctr + j));
-        a[j] = a0; b[j] = b0; c[j] = c0; d[j] = d0[j];
+        a[j] = ROW(0); b[j] = ROW(1); c[j] = ROW(2); d[j] = ROW_D(j);
     }
     for (i = 0; i < 10; i++) {
         /* column round, then line the diagonals up */
@@ -155,13 +164,17 @@ rows3_n(const uint32_t in[16], uint8_t *out, const int n)
             d[j] = _mm_shuffle_epi32(d[j], _MM_SHUFFLE(0, 3, 2, 1));
         }
     }
+    /* The input rows again from `in`, not kept (spilled) since the start. */
+    RNG_RELOAD_BARRIER();
     for (j = 0; j < n; j++) {
         uint8_t *o = out + 64 * j;
-        _mm_storeu_si128((__m128i *)o, _mm_add_epi32(a[j], a0));
-        _mm_storeu_si128((__m128i *)(o + 16), _mm_add_epi32(b[j], b0));
-        _mm_storeu_si128((__m128i *)(o + 32), _mm_add_epi32(c[j], c0));
-        _mm_storeu_si128((__m128i *)(o + 48), _mm_add_epi32(d[j], d0[j]));
+        _mm_storeu_si128((__m128i *)o, _mm_add_epi32(a[j], ROW(0)));
+        _mm_storeu_si128((__m128i *)(o + 16), _mm_add_epi32(b[j], ROW(1)));
+        _mm_storeu_si128((__m128i *)(o + 32), _mm_add_epi32(c[j], ROW(2)));
+        _mm_storeu_si128((__m128i *)(o + 48), _mm_add_epi32(d[j], ROW_D(j)));
     }
+#undef ROW
+#undef ROW_D
 }
 
 void ARC4PY_SSE_BLOCKS_FN(uint32_t state[16], uint8_t *out, size_t nblocks)

@@ -1,7 +1,8 @@
 /*
  * The compiler constructs the C code needs beyond ISO C, in one place: GCC
  * and Clang (every OS, mingw-w64 included) spell them one way, MSVC
- * another.  Nothing here calls the OS.
+ * another; and the byte-order helpers the cores and the generator share.
+ * Nothing here calls the OS.
  *
  * The MSVC branch is compiled by no machine this project tests on: it is
  * kept to the few lines below.  With MSVC the SIMD cores compile to nothing
@@ -11,6 +12,8 @@
 #define ARC4PY_COMPILER_COMPAT_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
 #define RNG_GNUC 1
@@ -86,6 +89,14 @@
 #define RNG_KEEP_STORES(p) __asm__ __volatile__("" : : "r"(p) : "memory")
 #else
 #define RNG_KEEP_STORES(p) ((void)(p), _ReadWriteBarrier())
+#endif
+
+/* Memory may have changed here: values loaded before are loaded again
+   after, not kept (and spilled to the stack) in between. */
+#ifdef RNG_GNUC
+#define RNG_RELOAD_BARRIER() __asm__ __volatile__("" ::: "memory")
+#else
+#define RNG_RELOAD_BARRIER() _ReadWriteBarrier()
 #endif
 
 /* Orders this thread's memory accesses against a signal handler that
@@ -176,6 +187,26 @@ static inline long rng_load_long(const long *p)
 #define RNG_CPU_RELAX() _mm_pause()
 #endif
 #endif
+
+/* ---- byte order -------------------------------------------------------- */
+/* Store a 32-bit word little-endian, whatever the host byte order. */
+static inline void arc4py_store_le32(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 4);
+#else
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+#endif
+}
+
+static inline uint32_t arc4py_load_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
 
 /*
  * Run fn once per process, whichever threads call first; every caller

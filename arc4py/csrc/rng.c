@@ -18,20 +18,28 @@
  *  - After arc4py_rng_stir_all(), stir_gen != rng_stir_generation in every
  *    other thread's state: the hot path refuses its buffered bytes and the
  *    slow path reseeds before any output.
- *  - No key whose output was or will be handed out stays on the stack: the
- *    core's stack is scrubbed after each call (the cores clear registers).
+ *  - Every use of the buffer or the key first checks seeded and the
+ *    generations (is_current); a zeroed state fails the check, so it is
+ *    reseeded before it gives output.
  *  - busy is set while a call of the thread is inside the generator; a
  *    call nested in it (a signal handler's) never touches the buffer or the
  *    key: it takes its bytes from the OS.  So left only ever drops by what
  *    was copied out, and no bytes are handed out twice.
- *  - A state whose pages were zeroed under the running call (a fork from
- *    a signal handler: wipe-on-fork in the child, or the atfork handler)
- *    is noticed after each step that used it (pages_wiped) and the whole
- *    request starts again from a fresh seed: the child never finishes the
- *    parent's keystream, nor keys from zeros.
+ *  - Each request ends with one check (request_intact), as the vDSO
+ *    getrandom's: if a fork or a stir_all came since it began, or its
+ *    pages were zeroed under it (a fork from a signal handler: busy reads
+ *    0), the whole request is drawn again from a key seeded after that
+ *    event.  So no output returned after stir_all() has returned comes
+ *    from a key seeded before it, and a child never finishes the parent's
+ *    keystream.
+ *  - No key whose output was or will be handed out stays in memory a
+ *    forked child can read: the cores keep no copy of their input outside
+ *    the state's pages (wiped in a child), and the stack a core spilled
+ *    to is scrubbed after each refill and each large fill.
  *  - Large fills run in chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, each under
- *    a new one-time key kept in the state's pages, with the generations
- *    checked and the VM-clone source mixed in per chunk.
+ *    a new one-time key kept in the state's pages, with the reseed point
+ *    and the generations checked and the VM-clone source mixed in per
+ *    chunk.
  *  - On any failure the caller's output is wiped (fail closed) and a state
  *    that could not reseed gives no output until a reseed succeeds.
  */
@@ -41,15 +49,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chacha20_common.h"
-
 /* Starts at 1: a state whose pages were zeroed under a running call (a
    raw fork from a signal handler) has stir_gen 0, so the hot path refuses
    it, whatever that call writes back to left. */
 unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
-void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen);
 #endif
 
 /* The core every thread runs (the dispatch's active core). */
@@ -104,22 +109,6 @@ static int vm_mix(uint8_t m[RNG_REKEY_BYTES])
     return 0;
 }
 
-/* Internal result: the state's pages were zeroed under the running call (a
-   fork from a signal handler that interrupted it: wipe-on-fork, or the
-   atfork handler).  What the call produced since may be the parent's, or
-   made from a zeroed key: start the request again from a fresh seed. */
-#define RNG_RESTART (-1)
-/* Restarts before giving up (each takes a fork during the call). */
-#define RNG_RESTARTS_MAX 8
-
-/* Were the pages zeroed since the state was keyed?  A live state always
-   holds the ChaCha20 constant in word 0 and a nonzero stir_gen. */
-static int pages_wiped(const struct rng_state *s)
-{
-    RNG_SIGNAL_FENCE();
-    return s->chacha[0] != 0x61707865 || s->stir_gen == 0 || !s->seeded;
-}
-
 /* Seeded, and since then no fork and no stir_all? */
 static int is_current(const struct rng_state *s)
 {
@@ -168,12 +157,8 @@ static int reseed(struct rng_state *s)
     s->stir_gen = stir_gen;
     s->seeded = 1;
     rng_wipe(seed, sizeof seed);
-    if (pages_wiped(s))
-        return RNG_RESTART;
 #ifdef ARC4PY_TEST_HOOKS
     rng_count(&rng_reseed_count);
-    if (arc4py_rng_debug_on_reseed != NULL)
-        arc4py_rng_debug_on_reseed(stir_gen);
 #endif
     return 0;
 }
@@ -199,11 +184,6 @@ static int refill(struct rng_state *s)
     rng_wipe(s->buf, RNG_REKEY_BYTES);
     s->left = ARC4PY_RNG_BUFFER_BYTES - RNG_REKEY_BYTES;
     s->since_seed += ARC4PY_RNG_BUFFER_BYTES;
-    if (pages_wiped(s)) { /* the buffer may be the parent's keystream */
-        rng_wipe(s->buf, sizeof s->buf);
-        s->left = 0;
-        return RNG_RESTART;
-    }
     return 0;
 }
 
@@ -211,18 +191,19 @@ static int refill(struct rng_state *s)
 static int take(struct rng_state *s, uint8_t *out, size_t n)
 {
     while (n) {
-        size_t m;
+        size_t m, left;
         uint8_t *src;
         int err;
 
         if ((s->left == 0 || !is_current(s)) && (err = refill(s)) != 0)
             return err;
-        m = n < s->left ? n : s->left;
-        src = s->buf + ARC4PY_RNG_BUFFER_BYTES - s->left;
+        left = s->left;
+        m = n < left ? n : left;
+        src = s->buf + ARC4PY_RNG_BUFFER_BYTES - left;
         rng_move_out(out, src, m);
-        if (pages_wiped(s))
-            return RNG_RESTART;
-        s->left -= m;
+        /* From the local copy: should the pages be zeroed meanwhile, left
+           stays within the buffer (and the state unseeded). */
+        s->left = left - m;
         out += m;
         n -= m;
     }
@@ -248,9 +229,8 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
                                                          : ARC4PY_RNG_DIRECT_CHUNK_BYTES;
         size_t blocks, rest;
 
-        /* Each chunk sees a fork, a stir_all or the reseed point that came
-           since the last: a fill in flight stops using a stale key within
-           one chunk. */
+        /* Each chunk reseeds at the reseed point, and after a fork or a
+           stir_all (the request is then drawn again: see rng_buf_slow). */
         if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
             break;
         if ((err = take(s, onetime, RNG_REKEY_BYTES)) != 0)
@@ -272,10 +252,6 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
             memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail,
                    rest);
         }
-        if (pages_wiped(s)) {
-            err = RNG_RESTART;
-            break;
-        }
         s->since_seed += chunk;
         out += chunk;
         n -= chunk;
@@ -287,6 +263,53 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     return err;
 }
 
+/* Generations a request began under (see request_intact). */
+struct rng_request {
+    unsigned long fork_gen, stir_gen;
+};
+
+static void request_begin(struct rng_state *s, struct rng_request *r)
+{
+    s->busy = 1;
+    RNG_SIGNAL_FENCE();
+    r->fork_gen = rng_load_ulong(&rng_fork_generation);
+    r->stir_gen = rng_load_ulong(&rng_stir_generation);
+}
+
+/* Results of request_intact. */
+enum { RNG_INTACT, RNG_STIRRED, RNG_WIPED };
+
+/*
+ * The one check at the end of a call that used the state, as the vDSO
+ * getrandom's at the end of each call.  RNG_WIPED: the state's pages were
+ * zeroed under the call (a fork from a signal handler that interrupted
+ * it: wipe-on-fork or the atfork handler zeroed busy in the child), or a
+ * fork happened; what the call made since may be the parent's keystream,
+ * or a key the parent also saw, so the state is wiped (the next use
+ * reseeds).  RNG_STIRRED: a stir_all began since request_begin, so some
+ * output may come from a key it retired.  Either way the request is drawn
+ * again, whole, from a key seeded after the event.  Clears busy.
+ */
+static int request_intact(struct rng_state *s, const struct rng_request *r)
+{
+    int result = RNG_INTACT;
+
+    RNG_SIGNAL_FENCE();
+    if (s->busy != 1 || r->fork_gen != rng_load_ulong(&rng_fork_generation)) {
+        rng_wipe(s, sizeof *s);
+        result = RNG_WIPED;
+    } else if (r->stir_gen != rng_load_ulong(&rng_stir_generation)) {
+        result = RNG_STIRRED;
+    }
+    RNG_SIGNAL_FENCE();
+    s->busy = 0;
+    return result;
+}
+
+/* Restarts after a wipe before giving up (each takes a fork during the
+   call); a stir_all's restart is not counted. */
+#define RNG_WIPED_MAX 8
+
 RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 {
     struct rng_state *s;
@@ -297,18 +320,19 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
            and key are the interrupted call's, so straight from the OS. */
         err = rng_platform_entropy(dest, n);
     } else if (err == 0) {
-        int tries = 0;
+        int wiped = 0, intact;
 
-        s->busy = 1;
-        RNG_SIGNAL_FENCE();
-        do
+        do {
+            struct rng_request r;
+
+            request_begin(s, &r);
             err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
                                                : take(s, dest, n);
-        while (err == RNG_RESTART && ++tries < RNG_RESTARTS_MAX);
-        if (err == RNG_RESTART)
+            intact = request_intact(s, &r);
+            wiped += intact == RNG_WIPED;
+        } while (err == 0 && intact != RNG_INTACT && wiped < RNG_WIPED_MAX);
+        if (err == 0 && intact != RNG_INTACT)
             err = EAGAIN;
-        RNG_SIGNAL_FENCE();
-        s->busy = 0;
     }
     if (err)
         rng_wipe(dest, n); /* fail closed: no partial output survives */
@@ -367,13 +391,14 @@ int arc4py_rng_stir(void)
         return err;
     if (s->busy)
         return EBUSY; /* nested in a draw of this thread: not its state to reseed */
-    s->busy = 1;
-    RNG_SIGNAL_FENCE();
-    err = reseed(s);
-    if (err == RNG_RESTART) /* zeroed under us: the next draw reseeds */
-        err = 0;
-    RNG_SIGNAL_FENCE();
-    s->busy = 0;
+    {
+        struct rng_request r;
+
+        request_begin(s, &r);
+        err = reseed(s);
+        /* Wiped under the reseed: the next draw reseeds. */
+        (void)request_intact(s, &r);
+    }
     return err;
 }
 

@@ -21,6 +21,7 @@
 #include "generator.h"
 #include "rng_hot_path.h"
 #include "rng_platform.h"
+#include "rng_test_hooks.h"
 #include "rng_wipe.h"
 
 /* Bytes of each refill that become the next key (32) and nonce (8). */
@@ -29,16 +30,8 @@
    and chunk. */
 #define RNG_VM_MIX_BYTES 32
 
-/* rng_test_hooks.c (see there); -1 in a build without the hooks. */
-int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
-long arc4py_rng_debug_reseeds(void);
-extern const int arc4py_rng_test_hooks;
 #ifdef ARC4PY_TEST_HOOKS
-extern long rng_reseed_count; /* rng.c */
-/* rng.c: called at the end of each successful reseed, in the reseeding
-   thread, with the stir generation it seeded under (tests/c/stir_midfill.c
-   sets it); NULL: not called. */
-extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen);
+extern long rng_reseed_count; /* rng.c; read by rng_test_hooks.c */
 #endif
 
 #endif

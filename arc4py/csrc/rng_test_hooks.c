@@ -1,9 +1,8 @@
 /*
  * Test hooks, compiled in only with ARC4PY_TEST_HOOKS (a normal build
  * answers -1): a copy of the calling thread's keystream buffer with the
- * number of unread bytes at its end, and a count of reseeds.  Declared for
- * Cython in arc4py/_cdefs.pxd, not in the public header.  (rng.c holds the
- * pointer to the function it calls at each reseed, for C test programs.)
+ * number of unread bytes at its end, and a count of reseeds.  Declared in
+ * rng_test_hooks.h, not in the public header.
  */
 #include "rng_internal.h"
 

@@ -6,12 +6,14 @@
  * A filler thread loops over 1 MiB arc4py_rng_buf() fills into a 4 MiB
  * ring.  The main thread forks mid-fill.  The child searches every
  * readable, writable mapping it inherited (the filler's stack among them)
- * for ChaCha20 states (the "expand 32-byte k" words at the head of 16
- * words), and sends them and its copy of the ring to the parent.  The
+ * for ChaCha20 states (the "expand 32-byte k" words, in the layouts the
+ * cores use: 16 words, rows of 2 or 4 blocks, or 4, 8 or 16 lanes per
+ * word), and sends them and its copy of the ring to the parent.  The
  * parent lets the filler finish the fill in flight, stops it, and counts
  * the 64-byte blocks of the ring written after the fork (those that differ
  * from the child's copy) that some found state's keystream reproduces
- * (generic core, up to 2**14 blocks from each state).
+ * (generic core, up to 2**14 blocks from each state, from the counter
+ * found and from counter 0).
  *
  * argv[1], if given, is the core the generator uses.
  * Prints {"states": S, "post_fork_blocks": P, "reproduced_bytes": R}.
@@ -53,11 +55,53 @@ static void *filler(void *arg)
     return NULL;
 }
 
-/* In the child: every 16-word ChaCha20 state in the inherited rw memory. */
+/*
+ * The layouts a core may keep a state in: one 16-word state (stride 1 within
+ * each row), rows of r blocks side by side (a ymm/zmm row holding two or
+ * four blocks' rows), or one word per vector of w lanes (the vertical
+ * layout: word i of every block in vector i).  word(k) of block 0 lies at
+ * k * step + (k / 4) * row_skip words from the start.
+ */
+static const struct layout {
+    unsigned step, row_skip;
+} layouts[] = {
+    {1, 0},   /* 16 words */
+    {1, 4},   /* rows of 2 blocks */
+    {1, 12},  /* rows of 4 blocks */
+    {4, 0},   /* 4 lanes per word */
+    {8, 0},   /* 8 lanes */
+    {16, 0},  /* 16 lanes */
+};
+#define LAYOUTS (sizeof layouts / sizeof layouts[0])
+
+static const uint32_t sigma[4] = {0x61707865, 0x3320646e, 0x79622d32,
+                                  0x6b206574};
+
+/* Block 0's state at w in layout l, if w holds the constants there. */
+static int state_at(const uint32_t *w, const uint32_t *end,
+                    const struct layout *l, uint32_t st[16])
+{
+    unsigned k, lanes = l->step > 1 ? l->step : 1 + l->row_skip / 4;
+
+    if (w + 15 * l->step + 3 * l->row_skip + 1 > end)
+        return 0;
+    for (k = 0; k < 4; k++) {
+        unsigned j;
+
+        /* the constants in every lane (block) of their vectors */
+        for (j = 0; j < lanes; j++)
+            if (w[k * l->step + (l->step > 1 ? j : 4 * j)] != sigma[k])
+                return 0;
+    }
+    for (k = 0; k < 16; k++)
+        st[k] = w[k * l->step + (k / 4) * l->row_skip];
+    return 1;
+}
+
+/* In the child: every ChaCha20 state, in any layout above, in the
+   inherited writable memory. */
 static size_t find_states(uint32_t (*found)[16])
 {
-    static const uint32_t sigma[4] = {0x61707865, 0x3320646e, 0x79622d32,
-                                      0x6b206574};
     FILE *maps = fopen("/proc/self/maps", "r");
     char line[512];
     size_t count = 0;
@@ -73,14 +117,18 @@ static size_t find_states(uint32_t (*found)[16])
             continue;
         for (a = lo; a + 64 <= hi && count < MAX_STATES; a += 4) {
             const uint32_t *w = (const uint32_t *)a;
+            size_t l;
 
             /* (found[] itself fills as the scan goes: not a source) */
             if ((const uint8_t *)w >= (const uint8_t *)found &&
                 (const uint8_t *)w < (const uint8_t *)(found + MAX_STATES))
                 continue;
-            if (w[0] == sigma[0] && w[1] == sigma[1] && w[2] == sigma[2] &&
-                w[3] == sigma[3])
-                memcpy(found[count++], w, 64);
+            if (w[0] != sigma[0])
+                continue;
+            for (l = 0; l < LAYOUTS && count < MAX_STATES; l++)
+                if (state_at(w, (const uint32_t *)hi, &layouts[l],
+                             found[count]))
+                    count++;
         }
     }
     fclose(maps);
@@ -168,10 +216,17 @@ int main(int argc, char **argv)
             table_add(ring + i);
             post++;
         }
-    for (i = 0; i < nstates; i++) {
+    /* From the counter found, and from 0 where every key the generator
+       makes starts (a core may keep the counter words elsewhere). */
+    for (i = 0; i < 2 * nstates; i++) {
         uint32_t st[16];
 
-        memcpy(st, states[i], sizeof st);
+        memcpy(st, states[i / 2], sizeof st);
+        if (i % 2) {
+            if (st[12] == 0 && st[13] == 0)
+                continue;
+            st[12] = st[13] = 0;
+        }
         generic->blocks(st, stream, STREAM_BLOCKS);
         for (j = 0; j < STREAM_BLOCKS; j++)
             if (table_has(stream + j * BLK))

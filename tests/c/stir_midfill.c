@@ -1,22 +1,24 @@
 /*
- * stir_all while another thread is in a large fill: how many bytes does
- * the fill write after stir_all began before it reseeds?  Built with
- * ARC4PY_TEST_HOOKS (tests/test_stir_midfill.py) for the reseed hook.
+ * stir_all while another thread is in a large fill: does the fill return
+ * any byte it made before stir_all returned?  It must not, if it returns
+ * after stir_all has returned: such bytes came from a key that stir_all
+ * retired.
  *
- * A filler thread makes one 16 MiB fill into zeroed memory; the cores
- * write it front to back, so the first all-zero 64-byte block past the
- * start is how far it has got.  The main thread waits until the fill is
- * well under way, notes the frontier (before), calls stir_all and notes
- * it again (after).  The filler's reseed hook notes, in the filler itself,
- * the frontier at its first reseed under the new stir generation: exact,
- * whatever the scheduler does to the watcher.  So reseed - before is at
- * least the bytes written from the old key after the stir, and at most
- * that plus after - before (the time stir_all took, with any delay of the
- * watcher around it).  A trial where after - before exceeds SLACK (the
- * watcher was descheduled), which would overstate the bytes, or where the
- * fill had ended by then, which would test nothing, is tried again; a fill
- * that ends before reseeding counts its end as the reseed.  Prints
- * {"max_after_stir_bytes": N, "trials": T, "slack": S, "redrawn": R}.
+ * A filler thread makes one FILL-byte fill into zeroed memory; the cores
+ * write a fill front to back, so the first all-zero 64-byte block is how
+ * far it has got.  The main thread waits until the fill is well under way,
+ * calls stir_all, and once it has returned copies what the fill has
+ * written so far (up to the frontier it then sees).  If the frontier is
+ * still short of the end after the copy, the copy holds only the fill's
+ * first pass (a redraw starts only once a pass ends).  A race counts when
+ * the fill returns after stir_all did (a shared sequence number orders the
+ * two returns); the program counts, over the races, the copied blocks
+ * that the returned output still holds.  Races where the fill ended too
+ * soon are tried again.
+ *
+ * argv[1], if given, is the number of races (default 40).
+ * Prints {"races": R, "old_key_bytes_returned": B, "races_with_old_bytes":
+ * N, "copied_bytes": C, "retried": T}.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -26,23 +28,14 @@
 
 #include "generator.h"
 
-extern void (*arc4py_rng_debug_on_reseed)(unsigned long stir_gen); /* rng.c */
-long arc4py_rng_debug_reseeds(void);
-
 #define FILL (16u << 20)
 #define BLK 64
-#define TRIALS 7
 #define ATTEMPTS 1000
-#define SLACK (32u << 10)
 
-static uint8_t *out;
-static int started;           /* atomic */
-static __thread int in_filler;
-/* Reset by the watcher before each filler starts, written by the filler,
-   read after pthread_join. */
-static unsigned long filler_first_gen;
-static int filler_seeded;
-static size_t filler_restir_frontier; /* 0: no reseed under a new generation */
+static uint8_t *out, *copy;
+static int started;               /* atomic */
+static unsigned long seq;         /* atomic: orders the two returns */
+static unsigned long fill_done;   /* the fill's return, in seq */
 
 static int block_is_zero(size_t b)
 {
@@ -50,15 +43,14 @@ static int block_is_zero(size_t b)
     return memcmp(out + b * BLK, zero, BLK) == 0;
 }
 
-/* Bytes written so far: the first all-zero block (binary search; the
-   fill's output is random, so a written block is never all zero). */
+/* Bytes written so far by the fill's first pass: the first all-zero
+   block (binary search; a written block is never all zero). */
 static size_t frontier(void)
 {
     size_t lo = 0, hi = FILL / BLK;
 
     /* The filler writes `out` meanwhile: read it afresh at every call. */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (block_is_zero(mid))
@@ -69,51 +61,39 @@ static size_t frontier(void)
     return lo * BLK;
 }
 
-static void on_reseed(unsigned long stir_gen)
-{
-    if (!in_filler)
-        return;
-    if (!filler_seeded) {
-        filler_seeded = 1;
-        filler_first_gen = stir_gen;
-    } else if (stir_gen != filler_first_gen && filler_restir_frontier == 0) {
-        filler_restir_frontier = frontier();
-    }
-}
-
 static void *filler(void *arg)
 {
     uint8_t first[16];
 
     (void)arg;
-    in_filler = 1;
-    /* Seed this thread (the hook notes its generation), then fill. */
+    /* Seed this thread first, so the fill begins under the old key. */
     if (arc4py_rng_buf(first, sizeof first) != 0)
         abort();
     __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
     if (arc4py_rng_buf(out, FILL) != 0)
         abort();
+    fill_done = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    size_t worst = 0;
-    int trial, measured = 0, redrawn = 0;
+    int races = argc > 1 ? atoi(argv[1]) : 40;
+    int attempt, done = 0, dirty = 0, retried = 0;
+    size_t old_bytes = 0, copied = 0;
     uint8_t warm[16];
 
     out = malloc(FILL);
-    if (out == NULL || arc4py_rng_debug_reseeds() < 0 ||
+    copy = malloc(FILL);
+    if (out == NULL || copy == NULL || races < 1 ||
         arc4py_rng_buf(warm, sizeof warm) != 0)
         return 2;
-    arc4py_rng_debug_on_reseed = on_reseed;
-    for (trial = 0; trial < ATTEMPTS && measured < TRIALS; trial++) {
+    for (attempt = 0; attempt < ATTEMPTS && done < races; attempt++) {
         pthread_t t;
-        size_t before, after;
+        unsigned long stir_done;
+        size_t upto, b, kept = 0;
 
         memset(out, 0, FILL);
-        filler_seeded = 0;
-        filler_restir_frontier = 0;
         __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
         if (pthread_create(&t, NULL, filler, NULL) != 0)
             return 2;
@@ -121,32 +101,32 @@ int main(void)
             ;
         while (frontier() < FILL / 8) /* well into the fill */
             ;
-        before = frontier();
         if (arc4py_rng_stir_all() != 0)
             return 2;
-        after = frontier();
-        pthread_join(t, NULL);
-        /* The watcher was descheduled around the stir (the stir's frontier
-           is only known to lie within [before, after]), or the fill may
-           have ended before it. */
-        if (after - before > SLACK || after >= FILL) {
-            redrawn++;
+        stir_done = __atomic_add_fetch(&seq, 1, __ATOMIC_SEQ_CST);
+        upto = frontier();
+        memcpy(copy, out, upto);
+        /* Still short of the end: the copy is all first-pass output. */
+        if (frontier() >= FILL) {
+            pthread_join(t, NULL);
+            retried++;
             continue;
         }
-        /* A fill that ended before reseeding wrote its rest from the old
-           key: the bytes after the stir run to its end. */
-        if (filler_restir_frontier == 0)
-            filler_restir_frontier = FILL;
-        if (filler_restir_frontier < before) {
-            fprintf(stderr, "trial %d: reseed at %zu before the stir at %zu\n",
-                    trial, filler_restir_frontier, before);
-            return 1;
+        pthread_join(t, NULL);
+        if (fill_done < stir_done) { /* returned before stir_all did */
+            retried++;
+            continue;
         }
-        if (filler_restir_frontier - before > worst)
-            worst = filler_restir_frontier - before;
-        measured++;
+        for (b = 0; b < upto; b += BLK)
+            if (memcmp(copy + b, out + b, BLK) == 0)
+                kept += BLK;
+        old_bytes += kept;
+        dirty += kept > 0;
+        copied += upto;
+        done++;
     }
-    printf("{\"max_after_stir_bytes\": %zu, \"trials\": %d, \"slack\": %u, "
-           "\"redrawn\": %d}\n", worst, measured, SLACK, redrawn);
+    printf("{\"races\": %d, \"old_key_bytes_returned\": %zu, "
+           "\"races_with_old_bytes\": %d, \"copied_bytes\": %zu, "
+           "\"retried\": %d}\n", done, old_bytes, dirty, copied, retried);
     return 0;
 }

@@ -103,7 +103,7 @@ def test_each_global_defined_once(graph):
 # ...and the headers they include (compiler_compat.h's <intrin.h> is the
 # compiler's, not the OS's).
 ALGORITHM_HEADERS = {"rng_internal.h", "rng_hot_path.h", "rng_platform.h",
-                     "rng_wipe.h", "chacha20_common.h"}
+                     "rng_wipe.h", "rng_test_hooks.h"}
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHM | ALGORITHM_HEADERS
@@ -114,6 +114,16 @@ def test_algorithm_includes_no_os_header(name):
         assert header in ISO_C, f"{name} includes <{header}>"
     local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
     assert not {h for h in local if h.startswith("rng_platform_")}, local
+
+
+def test_generator_includes_only_its_own_headers():
+    """rng.c includes the generator's headers, the compatibility header and
+    the public ones: never the cores' internal headers."""
+    text = (CSRC / "rng.c").read_text()
+    local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
+    for header in local:
+        assert (header.startswith(("rng_", "arc4py/"))
+                or header == "compiler_compat.h"), header
 
 
 def test_cores_are_linked_into_one_extension_module():

@@ -1,0 +1,20 @@
+/*
+ * The generator's test hooks (rng_test_hooks.c), declared once for C and
+ * for Cython (arc4py/_cdefs.pxd): not part of the public header.  Compiled
+ * in only with ARC4PY_TEST_HOOKS; a normal build answers -1.
+ */
+#ifndef ARC4PY_RNG_TEST_HOOKS_H
+#define ARC4PY_RNG_TEST_HOOKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 in a build with the hooks, else 0. */
+extern const int arc4py_rng_test_hooks;
+/* A copy of the calling thread's keystream buffer and its unread bytes
+   (at the end); 0, or -1 with no state yet or out_len too small. */
+int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
+/* Reseeds so far, in every thread. */
+long arc4py_rng_debug_reseeds(void);
+
+#endif
