@@ -16,10 +16,11 @@ from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
 from operator import index as _index
 
 import numpy as _np
-from numpy.random import Generator as _Generator
-from numpy.random.bit_generator import SeedlessSeedSequence as _Seedless
+from numpy.random import Generator as _NumpyGenerator
+from numpy.random import SeedSequence as _SeedSequence
+from numpy.random.bit_generator import SeedlessSeedSequence as _NumpySeedless
 
-from arc4py._core import _C_API
+from arc4py._core import _C_API, arc4random_buf as _arc4random_buf
 
 cnp.import_array()
 
@@ -182,11 +183,16 @@ cdef class BitGenerator(_NumpyBitGenerator):
     state and any number of them may exist in any number of threads.
 
     Seeding
-        None.  ``seed`` may only be ``None``: a CSPRNG seeded by the caller
-        would be reproducible, which is what it must not be, so any other
-        value raises ``TypeError``.  Use a numpy generator such as
-        ``PCG64(seed)`` when you need a reproducible stream.  ``seed_seq``
-        is a ``numpy.random.bit_generator.SeedlessSeedSequence``.
+        None.  ``seed`` may be ``None`` or a seed sequence that carries no
+        seed (numpy's ``SeedlessSeedSequence`` or a subclass, such as
+        ``seed_seq``): numpy's own protocol, ``type(bg)(bg.seed_seq)``, and
+        so ``spawn``, dask and scipy, give a new generator this way.  A
+        real seed (an int, bytes, an array, a ``SeedSequence`` with
+        entropy) raises ``TypeError``: a CSPRNG seeded by the caller would
+        be reproducible, which is what it must not be.  Use
+        ``numpy.random.default_rng(seed)`` or ``numpy.random.PCG64(seed)``
+        for a reproducible stream.  ``seed_seq`` is an
+        ``arc4py._numpy.SeedlessSeedSequence``, which holds nothing.
 
     State
         ``state`` is ``{'bit_generator': 'arc4py.BitGenerator',
@@ -242,16 +248,30 @@ cdef class BitGenerator(_NumpyBitGenerator):
         self._bitgen.next_double = _api.bitgen_double
         self._bitgen.next_raw = _api.bitgen_u64
 
+    cdef object _dask_token
+
     def __init__(self, seed=None):
-        if seed is not None:
+        if seed is not None and not isinstance(seed, _NumpySeedless):
             _refuse_seed("arc4py.BitGenerator", seed)
-        # A seedless sequence: no OS entropy spent on a seed nobody uses.
-        super().__init__(_Seedless())
+        if not isinstance(seed, SeedlessSeedSequence):
+            # Spawning from it gives numpy SeedSequence objects, which is
+            # what dask's workers turn back into bit generators.
+            seed = SeedlessSeedSequence()
+        super().__init__(seed)
         # Again: the base __init__ resets the bitgen_t's state pointer.
         self._install()
 
     def __repr__(self):
         return f"<arc4py.BitGenerator object at {id(self):#x}>"
+
+    def __dask_tokenize__(self):
+        # Every instance pickles alike (there is nothing to carry), so dask
+        # would give two arrays drawn from two generators the same keys
+        # and compute one of them twice: each instance has its own token.
+        if self._dask_token is None:
+            self._dask_token = ("arc4py.BitGenerator",
+                                _arc4random_buf(16).hex())
+        return self._dask_token
 
     def __reduce__(self):
         # Nothing to carry over: a copy is a new, independent generator.
@@ -270,20 +290,42 @@ cdef class BitGenerator(_NumpyBitGenerator):
     @state.setter
     def state(self, value):
         if not isinstance(value, dict):
-            raise TypeError("state must be a dict")
-        name = value.get("bit_generator")
-        if name != _STATE_NAME:
-            raise ValueError(f"state must be for a {_STATE_NAME}, not "
-                             f"{name!r}")
+            raise TypeError(f"state must be a dict, not "
+                            f"{type(value).__name__}")
+        if value.get("bit_generator") != _STATE_NAME:
+            got = ("has no 'bit_generator' key" if "bit_generator" not in value
+                   else f"is for {value['bit_generator']!r}")
+            raise ValueError(f"state must be an {_STATE_NAME} state "
+                             f"({self.state!r}); this one {got}")
         if value.get("state") is not None:
             raise ValueError(f"a {_STATE_NAME} state holds nothing "
                              f"('state': None), not {value['state']!r}")
         # Nothing to restore: the output can never be reproduced.
 
     def spawn(self, n_children):
-        """A list of ``n_children`` new, independent ``BitGenerator`` s."""
-        n = _size_arg(n_children, "n_children")
-        return [type(self)() for _ in range(n)]
+        """spawn(n_children)
+
+        A list of ``n_children`` new, independent ``BitGenerator`` s, as
+        numpy's ``BitGenerator.spawn`` (and so ``Generator.spawn``)."""
+        return [type(self)(seq) for seq in self._seed_seq.spawn(n_children)]
+
+    def jumped(self, jumps=1):
+        """jumped(jumps=1)
+
+        A new, independent ``BitGenerator``.
+
+        numpy's ``jumped`` returns a generator whose stream does not
+        overlap this one's.  Here that holds for any new generator:
+        neither object holds a position in a stream; each draw takes
+        ChaCha20 keystream the calling thread's state has never handed out
+        before (and the key it came from is erased), so no value drawn
+        through one is ever drawn again through the other, however many
+        draws either makes.  ``jumps`` (an int >= 0) is accepted for
+        numpy's signature and changes nothing.
+        """
+        if _int_arg(jumps, "jumps") < 0:
+            raise ValueError(f"jumps must be non-negative, not {jumps}")
+        return type(self)()
 
     def random_raw(self, size=None, output=True):
         """Raw uint64 output: an ``int`` in [0, 2**64) when ``size`` is
@@ -321,22 +363,86 @@ def _bit_generator_ctor(name=_STATE_NAME):
 def _refuse_seed(what, seed):
     # The type only: a seed can be a large array or sequence.
     raise TypeError(
-        f"{what} cannot be seeded (seed must be None, not "
-        f"{type(seed).__name__}): it is a CSPRNG that seeds itself from the "
-        f"OS, and a stream a seed could reproduce would not be secret.  For "
-        f"a reproducible stream use numpy.random.default_rng(seed) or "
-        f"numpy.random.PCG64(seed).")
+        f"{what} cannot be seeded (seed must be None or a seedless seed "
+        f"sequence, not {type(seed).__name__}): it is a CSPRNG that seeds "
+        f"itself from the OS, and a stream a seed could reproduce would not "
+        f"be secret.  For a reproducible stream use "
+        f"numpy.random.default_rng(seed) or numpy.random.PCG64(seed).")
+
+
+class SeedlessSeedSequence(_SeedSequence, _NumpySeedless):
+    """The seed sequence of an ``arc4py.BitGenerator``: it holds no seed.
+
+    A numpy ``SeedSequence`` (so libraries that rebuild a bit generator
+    from ``isinstance(s, SeedSequence)`` accept it, as dask's workers do)
+    and a ``SeedlessSeedSequence`` (so ``arc4py.BitGenerator(s)`` takes it
+    and numpy's other bit generators refuse it).  ``spawn(n)`` gives
+    ``n`` more of the same; ``generate_state`` raises
+    ``NotImplementedError``, as numpy's seedless sequence does: there is
+    no seed to expand.  Pickling carries nothing.
+    """
+
+    def __init__(self):
+        # SeedSequence.__init__ would draw an entropy nobody uses.
+        pass
+
+    def generate_state(self, n_words, dtype=_np.uint32):
+        raise NotImplementedError(
+            "arc4py's SeedlessSeedSequence holds no seed and cannot generate "
+            "state: arc4py.BitGenerator(seq) seeds itself from the OS")
+
+    def spawn(self, n_children):
+        return [type(self)()
+                for _ in range(_size_arg(n_children, "n_children"))]
+
+    @property
+    def state(self):
+        return {"entropy": None, "spawn_key": (), "pool_size": 0,
+                "n_children_spawned": 0}
+
+    def __repr__(self):
+        return "arc4py._numpy.SeedlessSeedSequence()"
+
+    def __reduce__(self):
+        return (type(self), ())
+
+
+class Generator(_NumpyGenerator):
+    """The ``numpy.random.Generator`` that ``arc4py.default_rng()`` returns:
+    numpy's, over an ``arc4py.BitGenerator``, with a ``repr`` that says so
+    and pickling that gives a new generator (nothing to replay)."""
+
+    def __str__(self):
+        return f"Generator(arc4py.{type(self.bit_generator).__name__})"
+
+    def __repr__(self):
+        return f"{self} at {id(self):#X}"
+
+    def __reduce__(self):
+        return (_generator_ctor, ())
+
+
+def _generator_ctor():
+    """Pickling helper: a new ``Generator`` over a new ``BitGenerator``."""
+    return Generator(BitGenerator())
 
 
 def default_rng(seed=None):
     """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
     every numpy distribution, drawn from the CSPRNG.
 
-    ``seed`` is there for the signature of ``numpy.random.default_rng``
-    and may only be ``None``: any other value is a ``TypeError`` (a CSPRNG
-    seeds itself from the OS; use ``numpy.random.default_rng(seed)`` for a
-    reproducible stream).
+    ``seed`` takes what ``numpy.random.default_rng`` does that cannot
+    reproduce a stream: ``None`` or a seedless seed sequence (a new
+    generator), an ``arc4py.BitGenerator`` (wrapped), a ``Generator`` over
+    one (returned as is).  A real seed, or another bit generator, is a
+    ``TypeError`` (a CSPRNG seeds itself from the OS; use
+    ``numpy.random.default_rng(seed)`` for a reproducible stream).
     """
-    if seed is not None:
+    if isinstance(seed, BitGenerator):
+        return Generator(seed)
+    if isinstance(seed, _NumpyGenerator) and isinstance(seed.bit_generator,
+                                                        BitGenerator):
+        return seed
+    if seed is not None and not isinstance(seed, _NumpySeedless):
         _refuse_seed("arc4py.default_rng", seed)
-    return _Generator(BitGenerator())
+    return Generator(BitGenerator(seed))
