@@ -69,10 +69,10 @@ def uuid7():
     counter (the 12 bits after the version, then the 30 after the variant)
     and 32 random bits.  A new millisecond starts the counter at a random
     41-bit value; within one millisecond (or while the clock reads earlier
-    than the last UUID's) each UUID takes the next count, so the UUIDs of a
-    process increase strictly in the order they are made, across threads
-    too.  When the counter overflows, the timestamp moves one millisecond
-    on and the counter restarts.
+    than the last UUID's, whose millisecond is kept) each UUID takes the
+    next count, so the UUIDs of a process increase strictly in the order
+    they are made, across threads too.  When the counter overflows, the
+    timestamp moves one millisecond on and the counter restarts.
     """
     global _last_ms, _last_counter
     fresh = _randbits(73)  # a starting counter (41 bits) and the tail (32)
@@ -80,9 +80,9 @@ def uuid7():
         ms = _time.time_ns() // 1_000_000
         if ms > _last_ms:
             counter = fresh >> 32
-        else:
+        else:  # the same millisecond, or a clock set back: count on
             counter = _last_counter + 1
-            ms = _last_ms if ms == _last_ms else _last_ms + 1
+            ms = _last_ms
             if counter > _COUNTER_MAX:
                 ms += 1
                 counter = fresh >> 32
