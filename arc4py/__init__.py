@@ -12,9 +12,11 @@ the OS, rekeyed after every refill (fast key erasure), reseeded after at most
     >>> len(arc4py.token_urlsafe())                    # a session token
     43
     >>> cards = list(range(52))
-    >>> arc4py.Random().shuffle(cards)                 # the random.Random API
+    >>> arc4py.shuffle(cards)                          # the random module's API
     >>> sorted(cards) == list(range(52))
     True
+    >>> arc4py.uuid4().version                         # uuid.uuid4(), faster
+    4
 
 numpy is optional: ``BitGenerator``, ``default_rng`` and the ``size=``
 forms of ``random_u32``, ``random_u64``, ``random`` and
@@ -137,7 +139,18 @@ if _core._backend_env_error is not None and not _started_as_command():
 
 __version__ = "0.1.0"
 
-__all__ = [
+# The random module's functions (bound to one Random further down).
+_RANDOM_FUNCTIONS = [
+    "betavariate", "choices", "expovariate", "gammavariate", "gauss",
+    "getrandbits", "getstate", "lognormvariate", "normalvariate",
+    "paretovariate", "randbytes", "randint", "randrange", "sample", "seed",
+    "setstate", "shuffle", "triangular", "uniform", "vonmisesvariate",
+    "weibullvariate",
+]
+if _sys.version_info >= (3, 12):
+    _RANDOM_FUNCTIONS.append("binomialvariate")
+
+__all__ = sorted([
     "Random",
     "SystemRandom",
     "arc4random",
@@ -163,7 +176,9 @@ __all__ = [
     "token_bytes",
     "token_hex",
     "token_urlsafe",
-]
+    "uuid4",
+    "uuid7",
+] + _RANDOM_FUNCTIONS)
 
 #: Bytes in a token when ``nbytes`` is not given (as the ``secrets`` module).
 DEFAULT_ENTROPY = 32
@@ -209,10 +224,11 @@ def token_urlsafe(nbytes=None):
 
 def choice(seq):
     """A random element of the non-empty sequence ``seq``, like
-    ``secrets.choice`` (``IndexError`` if it is empty)."""
+    ``secrets.choice`` and ``random.choice`` (``IndexError`` if it is
+    empty)."""
     n = len(seq)
     if n == 0:
-        raise IndexError("cannot choose from an empty sequence")
+        raise IndexError("Cannot choose from an empty sequence")
     return seq[randbelow(n)]
 
 
@@ -229,7 +245,12 @@ class Random(_random.Random):
     ``randbytes()`` come from arc4py, and every other method of the stdlib
     class (``randrange``, ``shuffle``, ``sample``, ``choices``, ``gauss``, ...)
     is built on them.  There is no state to seed or save: ``seed()`` is
-    ignored, ``getstate()`` and ``setstate()`` raise ``NotImplementedError``.
+    ignored, ``getstate()`` and ``setstate()`` raise ``NotImplementedError``,
+    and pickling or copying one gives a fresh ``Random`` of the same class
+    (there is nothing to replay), so one can be handed to another process.
+
+    A method set on an instance (``rng.random = f``) is used wherever the
+    stdlib's own code would call it, as on ``random.Random``.
     """
 
     # getrandbits and _randbelow are C method descriptors of the stdlib's C
@@ -274,12 +295,36 @@ class Random(_random.Random):
 
     def _notimplemented(self, *args, **kwds):
         raise NotImplementedError(
-            "arc4py.Random has no state to save or restore (so it cannot be "
-            "pickled either): it draws from a CSPRNG seeded by the OS, whose "
-            "output nothing can replay; use random.Random(seed) for a stream "
-            "you can save and restore")
+            "arc4py.Random has no state to save or restore: it draws from a "
+            "CSPRNG seeded by the OS, whose output nothing can replay (a "
+            "pickled or copied one is a fresh generator); use "
+            "random.Random(seed) for a stream you can save and restore")
 
     getstate = setstate = _notimplemented
+
+    def __reduce__(self):
+        """A fresh generator of the same class: nothing to replay."""
+        cls = type(self)
+        return (Random if cls is _RandomWithOverrides else cls), ()
+
+    def __setattr__(self, name, value):
+        # arc4py's distributions draw in C for the exact class only; an
+        # instance given one of the class's methods moves to a subclass,
+        # where the stdlib's code runs and calls the instance's method.  The
+        # plain instance's calls check nothing more than its type.
+        if type(self) is Random and hasattr(Random, name):
+            object.__setattr__(self, "__class__", _RandomWithOverrides)
+        object.__setattr__(self, name, value)
+
+
+class _RandomWithOverrides(Random):
+    """An ``arc4py.Random`` with a method set on the instance."""
+
+    # Through getrandbits, as random.Random's: an instance's getrandbits counts.
+    _randbelow = _random.Random._randbelow_with_getrandbits
+
+
+_RandomWithOverrides.__name__ = _RandomWithOverrides.__qualname__ = "Random"
 
 
 #: The ``secrets`` module's name for the same class.
@@ -297,6 +342,18 @@ for _name in _FAST_METHODS:
     _method.__qualname__ = "Random." + _name
 _methods._serve(Random)
 del _name, _method, _FAST_METHODS, _random_method_descriptors
+
+
+# ---- the random module's functions ------------------------------------------
+# Bound methods of one Random, as the stdlib's module binds them to its own
+# instance; it holds no state, so each call draws from the calling thread's
+# generator.  random() and choice() are the module's own (above), with the
+# meaning the random and secrets modules share.
+
+_inst = Random()
+globals().update((name, getattr(_inst, name)) for name in _RANDOM_FUNCTIONS)
+
+from arc4py._uuid import uuid4, uuid7  # noqa: E402
 
 
 # ---- C API --------------------------------------------------------------------
@@ -383,5 +440,6 @@ from arc4py._core import _share_between_threads  # noqa: E402
 
 _share_between_threads(globals(), token_bytes, token_hex, token_urlsafe,
                        choice, default_rng, vars(Random)["getrandbits"],
-                       vars(Random)["_randbelow"])
+                       vars(Random)["_randbelow"], uuid4, uuid7, _inst,
+                       *[globals()[name] for name in _RANDOM_FUNCTIONS])
 del _share_between_threads

@@ -9,7 +9,31 @@ import random as _random
 import sys
 from collections.abc import Sequence
 from hmac import compare_digest as compare_digest
+from random import (
+    betavariate as betavariate,
+    choices as choices,
+    expovariate as expovariate,
+    gammavariate as gammavariate,
+    gauss as gauss,
+    getrandbits as getrandbits,
+    lognormvariate as lognormvariate,
+    normalvariate as normalvariate,
+    paretovariate as paretovariate,
+    randbytes as randbytes,
+    randint as randint,
+    randrange as randrange,
+    sample as sample,
+    shuffle as shuffle,
+    triangular as triangular,
+    uniform as uniform,
+    vonmisesvariate as vonmisesvariate,
+    weibullvariate as weibullvariate,
+)
 from typing import Final, NoReturn, SupportsIndex, TypeVar
+from uuid import UUID
+
+if sys.version_info >= (3, 12):
+    from random import binomialvariate as binomialvariate
 
 from arc4py._core import (
     arc4random as arc4random,
@@ -45,25 +69,50 @@ __all__ = [
     "arc4random_uniform",
     "backend",
     "backends",
+    "betavariate",
     "chacha20_keystream",
     "chacha20_keystream_into",
     "choice",
+    "choices",
     "compare_digest",
     "cpu_features",
     "default_rng",
+    "expovariate",
     "fill",
     "fork_protection",
+    "gammavariate",
+    "gauss",
     "get_include",
+    "getrandbits",
+    "getstate",
+    "lognormvariate",
+    "normalvariate",
+    "paretovariate",
     "randbelow",
     "randbits",
+    "randbytes",
+    "randint",
     "random",
     "random_u32",
     "random_u64",
+    "randrange",
+    "sample",
+    "seed",
+    "setstate",
+    "shuffle",
     "stir",
     "token_bytes",
     "token_hex",
     "token_urlsafe",
+    "triangular",
+    "uniform",
+    "uuid4",
+    "uuid7",
+    "vonmisesvariate",
+    "weibullvariate",
 ]
+if sys.version_info >= (3, 12):
+    __all__ += ["binomialvariate"]
 
 DEFAULT_ENTROPY: Final[int]
 
@@ -79,7 +128,7 @@ def choice(seq: Sequence[_T]) -> _T: ...
 class Random(_random.Random):
     """A random.Random drawing from arc4py (also named SystemRandom, as in
     secrets); seed() is ignored, getstate() and setstate() raise
-    NotImplementedError."""
+    NotImplementedError, a pickled or copied one is a fresh generator."""
 
     def random(self) -> float: ...
     def getrandbits(self, k: SupportsIndex, /) -> int: ...
@@ -94,6 +143,17 @@ class Random(_random.Random):
     def setstate(self, *args: object, **kwds: object) -> NoReturn: ...
 
 SystemRandom = Random
+
+# ---- the random module's functions (the rest are imported above) -------------
+
+def seed(*args: object, **kwds: object) -> None: ...
+def getstate(*args: object, **kwds: object) -> NoReturn: ...
+def setstate(*args: object, **kwds: object) -> NoReturn: ...
+
+# ---- uuid --------------------------------------------------------------------
+
+def uuid4() -> UUID: ...
+def uuid7() -> UUID: ...
 
 # ---- C API -------------------------------------------------------------------
 

@@ -85,6 +85,20 @@ GOOD_CORE = """
     r.shuffle(cards)
     assert_type(r.sample(cards, 5), list[int])
     assert_type(r.choices(cards, weights=[1.0] * 52, k=3), list[int])
+
+    # the random module's functions, and uuid
+    import uuid
+    arc4py.seed(42)
+    arc4py.shuffle(cards)
+    assert_type(arc4py.sample(cards, 5), list[int])
+    assert_type(arc4py.choices(cards, cum_weights=list(range(1, 53)), k=3), list[int])
+    assert_type(arc4py.randint(1, 6), int)
+    assert_type(arc4py.randrange(10), int)
+    assert_type(arc4py.uniform(1.0, 2.0), float)
+    assert_type(arc4py.gauss(0.0, 1.0), float)
+    assert_type(arc4py.getrandbits(70), int)
+    assert_type(arc4py.uuid4(), uuid.UUID)
+    assert_type(arc4py.uuid7(), uuid.UUID)
 """
 
 GOOD_NUMPY = """
@@ -129,6 +143,7 @@ BAD = """
     arc4py.no_such_function()  # E: attr-defined
     arc4py.chacha20_keystream(bytes(32), bytes(8), 64, counter="0")  # E: arg-type
     arc4py.Random.random()  # E: call-arg
+    arc4py.uuid4(4)  # E: call-arg
     arc4py.Random().getstate()  # getstate() never returns:
     print("after getstate")  # E: unreachable
 """
