@@ -54,15 +54,7 @@ from arc4py.cli.report import (  # noqa: E402
     table,
     unstable_note,
 )
-from arc4py.cli.timing import (  # noqa: E402
-    MB,
-    UNROLL,
-    Progress,
-    calibrate,
-    loop0,
-    summarize,
-    time_batch,
-)
+from arc4py.cli.timing import Progress, interleaved, loop0, mb_per_s, summarize  # noqa: E402
 
 SIZES = (64, 256, 1 << 10, 4 << 10, 64 << 10, 1 << 20)
 
@@ -103,26 +95,15 @@ def openssl_version():
 def measure(sources, sizes, rounds, duration):
     """{source: {size: summary of its MB/s over ``rounds`` interleaved
     rounds}} (timing.summarize: median, spread, rounds, unstable)."""
-    calls = {(s, n): make(n) for s, make in sources.items() for n in sizes}
-    names = list(sources)
-    progress = Progress(len(calls) * (rounds + 1))
-    batches = {}
-    for key, f in calls.items():          # calibrate (and warm up)
-        batches[key] = calibrate(loop0, (f,), duration)
-        progress.tick(f"calibrating {key[0]} {size_label(key[1], 'B')}")
-    samples = {s: {n: [] for n in sizes} for s in names}
-    for r in range(rounds):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for n in sizes:
-            for s in order:
-                trips = batches[(s, n)]
-                dt = time_batch(loop0, (calls[(s, n)],), trips)
-                samples[s][n].append(trips * UNROLL * n / dt / MB)
-                progress.tick(f"round {r + 1}/{rounds} {s} "
-                              f"{size_label(n, 'B')}")
-    progress.close()
-    return {s: {n: summarize(v) for n, v in row.items()}
-            for s, row in samples.items()}
+    jobs = {(s, n): (lambda f=make(n): (loop0, (f,)))
+            for s, make in sources.items() for n in sizes}
+    progress = Progress(len(jobs) * rounds)
+    try:
+        rates = interleaved(jobs, rounds, duration, progress)
+    finally:
+        progress.close()
+    return {s: {n: summarize([mb_per_s(r, n) for r in rates[(s, n)]])
+                for n in sizes} for s in sources}
 
 
 def ratios(figures, cores, openssl):

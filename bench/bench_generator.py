@@ -16,29 +16,29 @@ import argparse
 import os
 import random
 import textwrap
-import timeit
 
 import arc4py
 from arc4py.cli.report import fmt_spread, unstable_note
-from arc4py.cli.timing import MB, batch_target, calibrate, loop1, measure_multi_rounds, summarize
+from arc4py.cli.timing import (
+    batch_target,
+    calibrate,
+    interleaved,
+    loop0,
+    loop1,
+    mb_per_s,
+    measure_multi_rounds,
+    summarize,
+)
+
+#: Seconds per round of one call.
+ROUND = 0.002
 
 
-def ns_per_call(stmt, glb, number, setup="pass"):
-    """One round: ns per call over ``number`` calls of ``stmt``."""
-    t = timeit.timeit(stmt, setup=setup, globals=glb, number=number)
-    return t / number * 1e9
-
-
-def interleaved(pairs, number, rounds):
-    """pairs: {label: (stmt, globals[, setup])} -> {label: summary of the
-    ns per call of every round} (timing.summarize).  Arguments belong in
-    setup (locals of timeit's loop): a global read costs CPython 3.11
-    ~6 ns a call, as much as the call being timed."""
-    samples = {k: [] for k in pairs}
-    for _ in range(rounds):
-        for label, (stmt, glb, *setup) in pairs.items():
-            samples[label].append(ns_per_call(stmt, glb, number, *setup))
-    return {k: summarize(v) for k, v in samples.items()}
+def ns_per_call(jobs, rounds, target=ROUND):
+    """{label: job} -> {label: summary of the ns per call of every
+    interleaved round} (timing.interleaved, timing.summarize)."""
+    return {k: summarize([1e9 / r for r in v])
+            for k, v in interleaved(jobs, rounds, target).items()}
 
 
 def cell(s, unit, scale=1.0):
@@ -69,8 +69,8 @@ def threaded_fill(nthreads, seconds=1.0, size=8 << 20):
         return loop1, (arc4py.fill, bytearray(size))
 
     batch = calibrate(*job(), batch_target(seconds / 5))
-    _, _, rates = measure_multi_rounds(job, nthreads, seconds, batch)
-    return summarize([r * size / MB for r in rates])
+    rates = measure_multi_rounds(job, nthreads, seconds, batch)[2]
+    return summarize([mb_per_s(r, size) for r in rates])
 
 
 def main():
@@ -84,11 +84,11 @@ def main():
     unstable = False
 
     g = random.Random().getrandbits
-    calls = interleaved({
-        "random.Random().getrandbits(32)": ("g(32)", {"g": g}),
-        "arc4py.random_u32()": ("f()", {"f": arc4py.random_u32}),
-        "arc4py.arc4random()": ("f()", {"f": arc4py.arc4random}),
-    }, 20_000, args.rounds)
+    calls = ns_per_call({
+        "random.Random().getrandbits(32)": lambda: (loop1, (g, 32)),
+        "arc4py.random_u32()": lambda: (loop0, (arc4py.random_u32,)),
+        "arc4py.arc4random()": lambda: (loop0, (arc4py.arc4random,)),
+    }, args.rounds)
     base = calls["random.Random().getrandbits(32)"]["median"]
     print("\nper call:")
     for k, s in calls.items():
@@ -98,10 +98,10 @@ def main():
 
     print("\nsmall requests vs os.urandom:")
     for n in (16, 128):
-        r = interleaved({
-            "urandom": ("f(n)", {"f": os.urandom}, f"n = {n}"),
-            "arc4py": ("f(n)", {"f": arc4py.arc4random_buf}, f"n = {n}"),
-        }, 20_000, args.rounds)
+        r = ns_per_call({
+            "urandom": lambda n=n: (loop1, (os.urandom, n)),
+            "arc4py": lambda n=n: (loop1, (arc4py.arc4random_buf, n)),
+        }, args.rounds)
         unstable |= r["arc4py"]["unstable"] or r["urandom"]["unstable"]
         print(f"  arc4random_buf({n:3d}) {cell(r['arc4py'], 'ns')}, "
               f"os.urandom {cell(r['urandom'], 'ns')}: "
@@ -109,11 +109,10 @@ def main():
 
     run_ossl = openssl_fill_1mib()
     buf = bytearray(1 << 20)
-    pairs = {"arc4py.fill(1 MiB)": ("f(b)", {"f": arc4py.fill, "buf": buf},
-                                    "b = buf")}
+    jobs = {"arc4py.fill(1 MiB)": lambda: (loop1, (arc4py.fill, buf))}
     if run_ossl:
-        pairs["OpenSSL ChaCha20 1 MiB"] = ("f()", {"f": run_ossl})
-    r = interleaved(pairs, 20, args.rounds)
+        jobs["OpenSSL ChaCha20 1 MiB"] = lambda: (loop0, (run_ossl,))
+    r = ns_per_call(jobs, args.rounds, target=0.01)
     print("\n1 MiB fill (MB/s from the median time):")
     for k, s in r.items():
         unstable |= s["unstable"]

@@ -25,7 +25,6 @@ import json
 import os
 import sys
 import textwrap
-import timeit
 
 import numpy as np
 
@@ -36,23 +35,19 @@ except ImportError:  # run from a checkout without installing
     import arc4py
 
 from arc4py.cli.report import fmt_spread, unstable_note
-from arc4py.cli.timing import summarize
+from arc4py.cli.timing import interleaved, loop0, summarize
+
+#: Seconds per round of one side.
+ROUND = 0.02
 
 
-def per_call(func, number):
-    """One round: seconds per call over ``number`` calls."""
-    return timeit.timeit(func, number=number) / number
-
-
-def compare(ours, theirs, number, repeat):
-    """Interleave the two so drifts in machine load hit both alike; the
-    summaries (timing.summarize) of each side's per-call seconds."""
-    ours(), theirs()  # warm up: first-use costs, page faults
-    t_ours, t_theirs = [], []
-    for _ in range(repeat):
-        t_ours.append(per_call(ours, number))
-        t_theirs.append(per_call(theirs, number))
-    return summarize(t_ours), summarize(t_theirs)
+def seconds_per_call(funcs, repeat):
+    """{name: func} -> {name: summary (timing.summarize) of the seconds per
+    call of ``repeat`` interleaved rounds}: a drift in machine load hits
+    every side alike."""
+    rates = interleaved({k: (lambda f=f: (loop0, (f,)))
+                         for k, f in funcs.items()}, repeat, ROUND)
+    return {k: summarize([1 / r for r in v]) for k, v in rates.items()}
 
 
 def cases():
@@ -60,20 +55,20 @@ def cases():
     rng = np.random.default_rng()
     yield ("random_u32(size=2**20) vs Generator.integers(uint32)",
            lambda: arc4py.random_u32(size=n32),
-           lambda: rng.integers(0, 2 ** 32, size=n32, dtype=np.uint32), 20)
+           lambda: rng.integers(0, 2 ** 32, size=n32, dtype=np.uint32))
 
     bg = arc4py.BitGenerator()
     pcg = np.random.PCG64()
     nraw = 2 ** 17
     yield ("BitGenerator().random_raw(2**17) vs PCG64().random_raw(2**17)",
-           lambda: bg.random_raw(nraw), lambda: pcg.random_raw(nraw), 40)
+           lambda: bg.random_raw(nraw), lambda: pcg.random_raw(nraw))
 
     ours_gen = np.random.Generator(arc4py.BitGenerator())
     theirs_gen = np.random.default_rng()
     nrand = 10 ** 6
     yield ("Generator(BitGenerator()).random(10**6) vs default_rng().random(10**6)",
            lambda: ours_gen.random(nrand),
-           lambda: theirs_gen.random(nrand), 5)
+           lambda: theirs_gen.random(nrand))
 
 
 def per_value_context(repeat):
@@ -84,13 +79,10 @@ def per_value_context(repeat):
     gens = [("arc4py.BitGenerator", np.random.Generator(arc4py.BitGenerator()))]
     for name in ("PCG64", "PCG64DXSM", "SFC64", "Philox", "MT19937"):
         gens.append((name, np.random.Generator(getattr(np.random, name)())))
-    samples = {name: [] for name, _ in gens}
-    for _name, g in gens:
-        g.random(n)  # warm up
-    for _ in range(repeat):
-        for name, g in gens:
-            samples[name].append(per_call(lambda g=g: g.random(n), 1) / n * 1e9)
-    return {name: summarize(v) for name, v in samples.items()}
+    per_call = seconds_per_call({name: (lambda g=g: g.random(n))
+                                 for name, g in gens}, repeat)
+    return {name: {**s, "median": s["median"] / n * 1e9}
+            for name, s in per_call.items()}
 
 
 def main(argv=None):
@@ -105,8 +97,9 @@ def main(argv=None):
         parser.error("--repeat must be >= 2 (a spread needs two rounds)")
 
     results = []
-    for name, ours, theirs, number in cases():
-        s_ours, s_theirs = compare(ours, theirs, number, args.repeat)
+    for name, ours, theirs in cases():
+        both = seconds_per_call({"ours": ours, "theirs": theirs}, args.repeat)
+        s_ours, s_theirs = both["ours"], both["theirs"]
         results.append({"case": name, "arc4py_s": s_ours["median"],
                         "numpy_s": s_theirs["median"],
                         "arc4py_spread": s_ours["spread"],

@@ -1,7 +1,7 @@
 """Every public method of ``random.Random``: arc4py.Random beside the
 stdlib's Mersenne Twister (``random.Random``) and ``random.SystemRandom``.
 
-    python bench/bench_random.py [--rounds N] [--calls N] [--only NAME,...]
+    python bench/bench_random.py [--rounds N] [--duration S] [--only NAME,...]
 
 The three classes are timed interleaved (MT, arc4py, SystemRandom, MT, ...)
 over many short rounds, because the machine is shared and noisy.  Each
@@ -14,10 +14,10 @@ import argparse
 import math
 import random
 import sys
-import timeit
 
 import arc4py
-from arc4py.cli.timing import UNSTABLE_SPREAD, summarize
+from arc4py.cli.report import fmt_spread
+from arc4py.cli.timing import UNSTABLE_SPREAD, interleaved, loop_of, summarize
 
 # (label, call): the call is a method of ``r`` with its arguments.
 CALLS = [
@@ -62,38 +62,36 @@ def setup_for(cls):
             "deck": list(range(100))}
 
 
-def ns_per_call(call, cls, calls):
-    # Arguments are locals of timeit's loop, not globals: a global read
-    # costs about as much as the cheapest call timed here.
-    timer = timeit.Timer(call, globals=setup_for(cls))
-    return timer.timeit(calls) / calls * 1e9
+def job(call, cls):
+    """A timing job (cli/timing.py): ``call`` with setup_for(cls)'s names
+    as the loop's arguments and this module's names as its globals."""
+    names = setup_for(cls)
+    loop = loop_of(call, tuple(names), globals())
+    return lambda: (loop, tuple(names.values()))
 
 
-def measure(call, rounds, calls):
-    times = {name: [] for name, _ in CLASSES}
-    for _name, cls in CLASSES:  # a first round unmeasured: caches, clocks
-        ns_per_call(call, cls, calls)
-    for _ in range(rounds):
-        for name, cls in CLASSES:
-            times[name].append(ns_per_call(call, cls, calls))
-    return times
+def measure(call, rounds, seconds):
+    """{class name: [ns per call of each interleaved round]}."""
+    rates = interleaved({name: job(call, cls) for name, cls in CLASSES},
+                        rounds, seconds)
+    return {name: [1e9 / r for r in v] for name, v in rates.items()}
 
 
 def figure(values):
     stats = summarize(values)
-    mark = "!" if stats["unstable"] else " "
-    return f"{stats['median']:8.1f}{mark} ±{stats['spread']:4.0%}"
+    return (f"{stats['median']:8.1f} "
+            f"{fmt_spread(stats['spread'], stats['unstable']):>5}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--calls", type=int, default=20000,
-                        help="calls per round and class")
+    parser.add_argument("--duration", type=float, default=0.002,
+                        help="seconds per round and class (default 0.002)")
     parser.add_argument("--only", help="comma-separated labels (prefixes)")
     args = parser.parse_args(argv)
-    if args.rounds < 4 or args.calls < 1:
-        parser.error("--rounds must be >= 4 and --calls >= 1")
+    if args.rounds < 4 or not args.duration > 0:
+        parser.error("--rounds must be >= 4 and --duration > 0")
     chosen = CALLS
     if args.only:
         wanted = [w.strip() for w in args.only.split(",")]
@@ -103,14 +101,14 @@ def main(argv=None):
 
     print(f"Python {sys.version.split()[0]}, arc4py {arc4py.__version__} "
           f"(core {arc4py.backend()}); ns per call, median of {args.rounds} "
-          f"interleaved rounds of {args.calls} calls, ± spread "
+          f"interleaved rounds of {args.duration:g} s, ± spread "
           f"(!: above {UNSTABLE_SPREAD:.0%})")
     head = f"{'method':<24}" + "".join(f"{n:>20}" for n, _ in CLASSES)
     print(head + f"{'MT / arc4py':>13}")
     print("-" * len(head + " " * 13))
     ratios = []
     for label, call in chosen:
-        t = measure(call, args.rounds, args.calls)
+        t = measure(call, args.rounds, args.duration)
         ratio = (summarize(t["random.Random"])["median"]
                  / summarize(t["arc4py.Random"])["median"])
         ratios.append(ratio)

@@ -8,11 +8,11 @@ random.Random (one shared, one per thread), os.urandom and secrets.
 
 Each figure is the calls of all threads together per second (millions),
 the threads started at a barrier and timed from the first start to the
-last finish (as arc4py/cli/timing.py's measure_multi, with each thread's
-CPU time beside).  Every (row, threads) pair is measured once per round,
-rounds interleaved, so that a burst of load elsewhere on the machine hits
-every row alike; the table gives the median over the rounds and the
-spread (lowest to highest, as a percentage of the median), and for each
+last finish, with each thread's CPU time beside (arc4py/cli/timing.py's
+measure_multi_rounds).  Every (row, threads) pair is measured once per
+round, rounds interleaved, so that a burst of load elsewhere on the machine
+hits every row alike; the table gives the median over the rounds and their
+spread (as ``arc4py bench`` gives it), and for each
 thread count above one the ratio of its median to the one-thread median
 (2.00x: perfect scaling on two cores).  "cpu k/1" is that ratio per CPU
 second the threads used: about 1.00 when the threads lose nothing to
@@ -38,9 +38,6 @@ import secrets
 import statistics
 import sys
 import sysconfig
-import threading
-import time
-from itertools import repeat
 from pathlib import Path
 
 # Prefer a tree built in place next to this script over an installed arc4py.
@@ -50,13 +47,14 @@ if (_root / "arc4py" / ("_core" + sysconfig.get_config_var("EXT_SUFFIX"))).exist
     sys.path.insert(0, str(_root))
 
 import arc4py  # noqa: E402 - after sys.path
-from arc4py.cli.report import table  # noqa: E402
+from arc4py.cli.report import fmt_spread, table  # noqa: E402
 from arc4py.cli.timing import (  # noqa: E402
-    UNROLL,
+    Progress,
     batch_target,
     calibrate,
-    run_threads as join_threads,
-    timed,
+    loop_of,
+    measure_multi_rounds,
+    summarize,
 )
 
 # numpy's BLAS threads would otherwise spin beside the measured ones.
@@ -132,55 +130,22 @@ def _rows():
 
 
 _GLOBALS = {"arc4py": arc4py, "random": random, "os": os,
-            "secrets": secrets, "math": math, "_repeat": repeat}
+            "secrets": secrets, "math": math}
 
 
 def _job(expr, setup):
-    """A job for run_threads: called in each thread, (loop, args)."""
+    """A timing job: called in each thread, (loop, args), the loop compiled
+    there (one function per thread: nothing shared but expr's)."""
     names = sorted(setup().keys()) if setup else []
-    src = (f"def loop(_trips{''.join(', ' + n for n in names)}):\n"
-           "    for _ in _repeat(None, _trips):\n"
-           + f"        {expr}\n" * UNROLL)
-    code = compile(src, f"<{expr}>", "exec")
 
     def job():
-        ns = dict(_GLOBALS)
-        exec(code, ns)  # one function per thread: nothing shared but expr's
         env = setup() if setup else {}
-        return ns["loop"], tuple(env[n] for n in names)
+        return loop_of(expr, names, _GLOBALS), tuple(env[n] for n in names)
 
     return job
 
 
 # ---- measuring -----------------------------------------------------------------------
-
-def run_threads(job, threads, duration, batch):
-    """``threads`` threads, each with its own ``job()``, started together
-    (as timing.measure_multi): (calls of all, wall seconds from the first
-    start to the last finish, CPU seconds the threads used)."""
-    barrier = threading.Barrier(threads)
-    results = [None] * threads
-    errors = []
-
-    def worker(i):
-        try:
-            loop, args = job()
-            loop(1, *args)          # this thread's state and objects, warm
-            barrier.wait()
-            c0 = time.thread_time()
-            calls, t0, t1 = timed(loop, args, batch, duration)
-            results[i] = (calls, t0, t1, time.thread_time() - c0)
-        except threading.BrokenBarrierError:
-            pass
-        except BaseException as exc:  # re-raised in the calling thread
-            errors.append(exc)
-            barrier.abort()
-
-    join_threads(worker, threads, errors)
-    return (sum(r[0] for r in results),
-            max(r[2] for r in results) - min(r[1] for r in results),
-            sum(r[3] for r in results))
-
 
 def measure(rows, counts, rounds, duration, progress):
     """{label: {threads: [(Mcalls per wall second, Mcalls per CPU second)
@@ -188,23 +153,18 @@ def measure(rows, counts, rounds, duration, progress):
     jobs, batches = {}, {}
     for label, expr, setup in rows:
         jobs[label] = _job(expr, setup)
-        loop, args = jobs[label]()
-        batches[label] = calibrate(loop, args, batch_target(duration))
-    rates = {label: {k: [] for k in counts} for label, _, _ in rows}
+        batches[label] = calibrate(*jobs[label](), batch_target(duration))
+    rates = {label: {k: [] for k in counts} for label in jobs}
     for r in range(rounds):
-        for label, _, _ in rows:
+        for label, job in jobs.items():
             for k in counts:
-                progress(f"round {r + 1}/{rounds}  {label}  {k} thread(s)")
-                calls, wall, cpu = run_threads(jobs[label], k, duration,
-                                               batches[label])
-                rates[label][k].append((calls / wall / 1e6,
-                                        calls / cpu / 1e6 if cpu else 0.0))
+                progress.show(f"round {r + 1}/{rounds}  {label}  "
+                              f"{k} thread(s)")
+                _, _, wall, cpu = measure_multi_rounds(
+                    job, k, duration, batches[label], rounds=1)
+                rates[label][k].append((wall[0] / 1e6, cpu[0] / 1e6))
+                progress.step()
     return rates
-
-
-def _spread(xs):
-    med = statistics.median(xs)
-    return (max(xs) - min(xs)) / med * 100 if med else 0.0
 
 
 def report(rates, counts, meta):
@@ -213,11 +173,12 @@ def report(rates, counts, meta):
               + [f"{k}/1" for k in more] + [f"cpu {k}/1" for k in more])
     lines = []
     for label, by_k in rates.items():
-        wall = {k: [w for w, _ in v] for k, v in by_k.items()}
+        wall = {k: summarize([w for w, _ in v]) for k, v in by_k.items()}
         cpu = {k: statistics.median(c for _, c in v) for k, v in by_k.items()}
-        med = {k: statistics.median(v) for k, v in wall.items()}
-        cells = [label] + [f"{med[k]:.2f} ±{_spread(wall[k]) / 2:.0f}%"
-                           for k in counts]
+        med = {k: s["median"] for k, s in wall.items()}
+        cells = [label] + [f"{s['median']:.2f} "
+                           f"{fmt_spread(s['spread'], s['unstable'])}"
+                           for s in wall.values()]
         cells += [f"{med[k] / med[1]:.2f}x" if med[1] else "-" for k in more]
         cells += [f"{cpu[k] / cpu[1]:.2f}" if cpu[1] else "-" for k in more]
         lines.append(cells)
@@ -226,10 +187,11 @@ def report(rates, counts, meta):
            f"load average {meta['load_before']} before, "
            f"{meta['load_after']} after",
            f"medians of {meta['rounds']} interleaved rounds of "
-           f"{meta['duration']} s; ±: half the lowest-to-highest spread, "
-           "in % of the median; k/1: k threads' calls per second over one "
-           "thread's; cpu k/1: the same per CPU second used (about 1.00: "
-           "nothing lost to sharing; meaningless with a GIL)", ""]
+           f"{meta['duration']} s; ±: the rounds' spread (median absolute "
+           "deviation, scaled to a standard deviation, over the median); "
+           "k/1: k threads' calls per second over one thread's; cpu k/1: "
+           "the same per CPU second used (about 1.00: nothing lost to "
+           "sharing; meaningless with a GIL)", ""]
     return out + table(header, lines)
 
 
@@ -283,22 +245,17 @@ def main(argv=None):
     rows = [r for r in _rows() if args.only is None or args.only in r[0]]
     if not rows:
         raise SystemExit(f"bench_threads.py: no row matches {args.only!r}")
-    tty = sys.stderr.isatty()
-
-    def progress(text):
-        if tty:
-            sys.stderr.write(f"\r\x1b[K{text}")
-            sys.stderr.flush()
-
+    progress = Progress(len(rows) * len(counts) * args.rounds)
     meta = {"python": sys.version.split()[0],
             "build": "free-threaded" if sysconfig.get_config_var(
                 "Py_GIL_DISABLED") else "GIL build",
             "cpus": os.cpu_count(), "rounds": args.rounds,
             "duration": args.duration, "threads": counts,
             "load_before": _load()}
-    rates = measure(rows, counts, args.rounds, args.duration, progress)
-    if tty:
-        sys.stderr.write("\r\x1b[K")
+    try:
+        rates = measure(rows, counts, args.rounds, args.duration, progress)
+    finally:
+        progress.close()
     meta["load_after"] = _load()
     meta["gil"] = getattr(sys, "_is_gil_enabled", lambda: True)()
     if args.json:

@@ -1,7 +1,7 @@
 /*
  * arc4py._bench_capi_c: the C-level rows of `arc4py bench --c-api`.
  *
- * Times C calls in a compiled loop, the way the C library's bench-arc4random
+ * Makes C calls in a compiled loop, the way the C library's bench-arc4random
  * does, for arc4py's C API (through its capsule, as any extension sees it)
  * and for the peers, each loaded with dlopen() at run time so that a missing
  * library is a skipped column, not a build failure:
@@ -10,8 +10,9 @@
  *   libbsd   arc4random / arc4random_buf from libbsd.so.0 (OpenBSD's code)
  *   openssl  RAND_bytes from libcrypto.so.3 (4 bytes for the arc4random row)
  *
- * Python (arc4py/_bench_capi.py) chooses the call counts and repeats; this
- * module only runs one timed loop per call, with the GIL released.
+ * Python (arc4py/cli/capi.py) chooses the call counts and times them as it
+ * times the Python rows (cli/timing.py); this module only runs the calls,
+ * with the GIL released.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -21,7 +22,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "arc4py/capi.h"
 
@@ -56,7 +56,9 @@ static void load_column_locked(int c)
         return;
     col->tried = 1;
     switch (c) {
-    case COL_ARC4PY: /* called inline in run_loop, as an extension would */
+    case COL_ARC4PY:
+        col->u32 = arc4py_capi_get()->arc4random;
+        col->buf = arc4py_capi_get()->arc4random_buf;
         return;
     case COL_LIBC:
     case COL_LIBBSD:
@@ -109,82 +111,61 @@ static int find_column(PyObject *name)
     return -1;
 }
 
-/* columns() -> the column names, in report order. */
+/* columns() -> {name: None, or why it cannot be measured here}, in report order. */
 static PyObject *columns(PyObject *self, PyObject *unused)
 {
+    PyObject *d = PyDict_New(), *why;
+    int c, rc;
+
     (void)self;
     (void)unused;
-    return Py_BuildValue("(ssss)", col_names[0], col_names[1], col_names[2],
-                         col_names[3]);
+    for (c = 0; d != NULL && c < NCOLS; c++) {
+        load_column(c);
+        why = cols[c].missing ? PyUnicode_FromString(cols[c].missing) : Py_None;
+        rc = why == NULL ? -1 : PyDict_SetItemString(d, col_names[c], why);
+        if (why != Py_None)
+            Py_XDECREF(why);
+        if (rc < 0)
+            Py_CLEAR(d);
+    }
+    return d;
 }
 
-/* missing(column) -> None, or why the column cannot be measured here. */
-static PyObject *missing(PyObject *self, PyObject *name)
+/* The timed loop: `calls` calls, nothing else; -1 if one failed.  arc4py's
+   column calls its C API table's functions, what capi.h's inline
+   functions call. */
+static int run_loop(const struct column *col, int u32, unsigned char *buf, size_t size,
+                    long calls)
 {
-    int c = find_column(name);
-
-    (void)self;
-    if (c < 0)
-        return NULL;
-    if (cols[c].missing == NULL)
-        Py_RETURN_NONE;
-    return PyUnicode_FromString(cols[c].missing);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The timed loops: `calls` calls, nothing else. 0 or -1 (a failed call). */
-static int run_loop(int c, int u32, unsigned char *buf, size_t size,
-                    long calls, double *elapsed)
-{
-    const struct column *col = &cols[c];
-    volatile uint32_t sink = 0;
+    volatile uint32_t sink;
     uint32_t acc = 0;
-    double t0;
     long i;
     int bad = 0;
 
-    t0 = now();
-    if (c == COL_ARC4PY) {
-        /* capi.h's inline functions: one indirect call into arc4py. */
-        if (u32)
-            for (i = 0; i < calls; i++)
-                acc ^= arc4py_arc4random();
-        else
-            for (i = 0; i < calls; i++)
-                arc4py_arc4random_buf(buf, size);
-    } else if (col->rand_bytes != NULL) {
+    if (col->rand_bytes != NULL)
         for (i = 0; i < calls; i++)
             bad |= col->rand_bytes(buf, (int)size) != 1;
-    } else if (u32) {
+    else if (u32)
         for (i = 0; i < calls; i++)
             acc ^= col->u32();
-    } else {
+    else
         for (i = 0; i < calls; i++)
             col->buf(buf, size);
-    }
-    *elapsed = now() - t0;
     sink = acc;
     (void)sink;
     return bad ? -1 : 0;
 }
 
-/* time_calls(column, kind, size, calls) -> seconds for `calls` calls of
-   arc4random() (kind "u32", size 4) or arc4random_buf(buf, size) ("buf"). */
-static PyObject *time_calls(PyObject *self, PyObject *args)
+/* run_calls(column, kind, size, calls): `calls` calls of arc4random()
+   (kind "u32", size 4) or arc4random_buf(buf, size) ("buf"), timed by the
+   caller. */
+static PyObject *run_calls(PyObject *self, PyObject *args)
 {
     PyObject *name;
     const char *kind;
     Py_ssize_t size;
     long calls;
     unsigned char *buf;
-    double elapsed = 0;
     int c, u32, rc;
 
     (void)self;
@@ -202,21 +183,21 @@ static PyObject *time_calls(PyObject *self, PyObject *args)
     buf = malloc(size ? (size_t)size : 1);
     if (buf == NULL)
         return PyErr_NoMemory();
-    memset(buf, 0, size ? (size_t)size : 1); /* touch the pages before timing */
+    memset(buf, 0, size ? (size_t)size : 1); /* touch the pages before the loop */
     Py_BEGIN_ALLOW_THREADS
-    rc = run_loop(c, u32, buf, (size_t)size, calls, &elapsed);
+    rc = run_loop(&cols[c], u32, buf, (size_t)size, calls);
     Py_END_ALLOW_THREADS
     free(buf);
     if (rc < 0)
         return PyErr_Format(PyExc_RuntimeError, "%s: RAND_bytes failed", col_names[c]);
-    return PyFloat_FromDouble(elapsed);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
-    {"columns", columns, METH_NOARGS, "The column names, in report order."},
-    {"missing", missing, METH_O, "None, or why a column cannot be measured."},
-    {"time_calls", time_calls, METH_VARARGS,
-     "time_calls(column, kind, size, calls) -> seconds for that many C calls."},
+    {"columns", columns, METH_NOARGS,
+     "{column: None, or why it cannot be measured here}, in report order."},
+    {"run_calls", run_calls, METH_VARARGS,
+     "run_calls(column, kind, size, calls): that many C calls."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -6,14 +6,16 @@
 
 This module holds only the one argument parser and the dispatch: each
 command module adds its own subparser (``add_parser``) and runs it
-(``run``).  ``main(argv=None)`` returns the exit status: 0 on success, 2 for
-bad usage.  Building the parser imports no numpy and nothing that measures.
+(``run``).  ``main(argv=None)`` returns the exit status: 0 on success,
+1 for a failure (stdout not writable included: cli/output.py), 2 for bad
+usage.  Building the parser imports no numpy and nothing that measures.
 """
 import argparse
 import sys
 
 from arc4py import __version__
 from arc4py.cli import bench, bytes as bytes_cmd, info
+from arc4py.cli.output import StdoutError, flush_stdout, guard, silence_stdout
 
 __all__ = ["build_parser", "main"]
 
@@ -43,36 +45,69 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} "
                      f"(see '{self.prog} --help')\n")
 
+    def _print_message(self, message, file=None):
+        # argparse drops a failed write; one to stdout is an error here
+        if message and file is not None and file is sys.stdout:
+            guard(file.write)(message)
+        else:
+            super()._print_message(message, file)
+
 
 def build_parser():
-    """The command line's parser, every command included."""
+    """The command line's parser, every command included; its
+    ``commands`` are each command's own parser."""
     p = Parser(prog="arc4py", description=DESCRIPTION, epilog=EPILOG,
                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version",
                    version=f"arc4py {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND",
                            parser_class=Parser)
-    for module in COMMANDS.values():
-        module.add_parser(sub)
+    p.commands = {name: module.add_parser(sub)
+                  for name, module in COMMANDS.items()}
     return p
 
 
+def _parse(parser, argv):
+    """The parsed arguments; SystemExit for --help, --version and bad
+    usage, which a command's own parser reports."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        parser.commands.get(args.command, parser).error(
+            f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv=None):
-    """Run the ``arc4py`` command line; returns the exit status."""
+    """Run the ``arc4py`` command line; returns the exit status: 0, 1 when
+    it failed (stdout not writable included), 2 for bad usage."""
     parser = build_parser()
+    command = "arc4py"
     try:
-        args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
-    except SystemExit as exc:  # --help, --version and usage errors
-        return exc.code if isinstance(exc.code, int) else 2
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
-    if args.command != "info":
-        # A bad ARC4PY_BACKEND: arc4py let this command start (with the
-        # fastest core) so that `arc4py info` can show it; the others
-        # would measure or emit with a core nobody asked for.
-        problem = info.backend_env_error()
-        if problem is not None:
-            sys.stderr.write(f"arc4py {args.command}: error: {problem}\n")
+        try:
+            args = _parse(parser, sys.argv[1:] if argv is None else list(argv))
+        except SystemExit as exc:  # --help, --version and usage errors
+            flush_stdout()
+            return exc.code if isinstance(exc.code, int) else 2
+        if args.command is None:
+            parser.print_help(sys.stderr)
             return 2
-    return COMMANDS[args.command].run(args)
+        command = f"arc4py {args.command}"
+        if sys.stdout is None:      # fd 1 closed when the command started
+            raise StdoutError("stdout is closed")
+        if args.command != "info":
+            # A bad ARC4PY_BACKEND: arc4py let this command start (with the
+            # fastest core) so that `arc4py info` can show it; the others
+            # would measure or emit with a core nobody asked for.
+            problem = info.backend_env_error()
+            if problem is not None:
+                sys.stderr.write(f"{command}: error: {problem}\n")
+                return 2
+        status = COMMANDS[args.command].run(args)
+        flush_stdout()
+        return status
+    except BrokenPipeError:         # the reader went away: end quietly
+        silence_stdout()
+        return 0
+    except StdoutError as exc:
+        sys.stderr.write(f"{command}: error: {exc}\n")
+        return 1

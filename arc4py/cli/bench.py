@@ -13,9 +13,9 @@ The generator's core is fixed at import (``ARC4PY_BACKEND``), so another
 core is measured by running this same report in a subprocess with
 ``ARC4PY_BACKEND=<core> ... --json`` and collecting its figures.  Peers for
 ``--compare`` are measured in the same run.  ``--c-api`` adds the C-level
-table of arc4py._bench_capi (arc4py's C API beside libc's and libbsd's
-arc4random and OpenSSL's RAND_bytes), where this build has it: the same
-rows, timed the same way, as ``python -m arc4py._bench_capi`` prints it.
+table of cli/capi.py (arc4py's C API beside libc's and libbsd's arc4random
+and OpenSSL's RAND_bytes), where this build has it: the same rows, timed
+the same way.  Every output path is checked before anything is measured.
 
 Run it as ``arc4py bench``, ``python -m arc4py bench`` or
 ``python bench/bench_arc4random.py``.
@@ -52,9 +52,12 @@ examples:
 """
 
 
-def add_arguments(p):
-    """The options of ``arc4py bench`` (shared with bench/bench_arc4random.py)."""
+def add_parser(sub):
+    """Add the ``bench`` subcommand to the subparsers ``sub``."""
     import argparse
+    p = sub.add_parser("bench", help=HELP, description=DESCRIPTION,
+                       epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument(
         "--backend", metavar="NAME|all", default=None,
         help="the core(s) to measure: a name from `arc4py info` or 'all' "
@@ -72,8 +75,7 @@ def add_arguments(p):
         help="also measure the same rows as C calls: arc4py's C API beside "
              "libc's and libbsd's arc4random and OpenSSL's RAND_bytes, loaded "
              "with dlopen (a table with ratios against libbsd, one thread, "
-             "the same seconds per figure; alone: python -m "
-             "arc4py._bench_capi)")
+             "the same seconds per figure)")
     p.add_argument(
         "--threads", type=int, metavar="N", default=None,
         help="threads for the multi-thread figures (default: one per CPU, "
@@ -99,16 +101,7 @@ def add_arguments(p):
         help="also draw MB/s against request size (log-log, a line per core "
              "and peer) into FILE.png; needs matplotlib "
              "(pip install 'arc4py[plot]')")
-
-
-def add_parser(sub):
-    """Add the ``bench`` subcommand to the subparsers ``sub``."""
-    import argparse
-    b = sub.add_parser("bench", help=HELP, description=DESCRIPTION,
-                       epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(b)
-    return b
+    return p
 
 
 class UsageError(Exception):
@@ -117,7 +110,7 @@ class UsageError(Exception):
 
 def select_rows(spec):
     """The rows ``--rows`` names (all when ``spec`` is empty); UsageError
-    for an unknown one.  Also the rows of ``python -m arc4py._bench_capi``."""
+    for an unknown one."""
     if not spec:
         return list(ROWS)
     wanted = [s.strip() for s in spec.split(",") if s.strip()]
@@ -181,7 +174,7 @@ def _measure_in_process(sources, rows, threads, duration, progress):
             progress.step()
             if threads > 1:
                 progress.show(f"{src.label}  {row.name}  {threads} threads")
-                calls, elapsed, rates = measure_multi_rounds(
+                calls, elapsed, rates, _ = measure_multi_rounds(
                     job, threads, duration, batch)
                 figures.append(_figure(src, row, threads, calls, elapsed,
                                        rates))
@@ -266,7 +259,7 @@ def collect(cores, compare, rows, threads, duration, child=False):
 def figure_duration(duration, quick, figures):
     """Seconds per figure: ``duration`` when given (UsageError unless > 0),
     else with ``quick`` the quick budget spread over ``figures`` figures,
-    else the default.  Also the C-API table's (arc4py._bench_capi)."""
+    else the default."""
     if duration is not None:
         if not duration > 0:
             raise UsageError(f"--duration must be > 0, not {duration}")
@@ -278,23 +271,34 @@ def figure_duration(duration, quick, figures):
                                  QUICK_BUDGET / 1.25 / max(figures, 1)))
 
 
-def _has_matplotlib():
+def _check_plot(path):
+    """UsageError unless matplotlib is installed and ``path`` can be
+    written: checked before the bench runs, not after."""
     import importlib.util
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--plot: no such folder: {folder}")
+    if os.path.isdir(path):
+        raise UsageError(f"--plot: {path} is a folder")
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise UsageError(f"--plot: cannot write {path}: permission denied")
     try:
-        return importlib.util.find_spec("matplotlib") is not None
+        have = importlib.util.find_spec("matplotlib") is not None
     except (ImportError, ValueError):
-        return False
+        have = False
+    if not have:
+        raise UsageError("--plot needs matplotlib, which is not "
+                         "installed: pip install 'arc4py[plot]'")
 
 
 def c_api_bench():
-    """The module arc4py._bench_capi (its ``measure_c_api`` and
-    ``COLUMNS``); UsageError if this build has none."""
+    """The module cli/capi.py; UsageError if this build has no C loops."""
     import importlib
     try:
-        return importlib.import_module("arc4py._bench_capi")
+        return importlib.import_module("arc4py.cli.capi")
     except ImportError as exc:
         raise UsageError(f"--c-api: this build has no C-API bench "
-                         f"(arc4py._bench_capi: {exc})") from None
+                         f"({exc})") from None
 
 
 def run(args):
@@ -311,23 +315,21 @@ def run(args):
             os.cpu_count() or 1)
         if threads < 1:
             raise UsageError(f"--threads must be >= 1, not {threads}")
-        if args.plot and not _has_matplotlib():
-            raise UsageError("--plot needs matplotlib, which is not "
-                             "installed: pip install 'arc4py[plot]'")
-        c_api = c_api_bench() if getattr(args, "c_api", False) else None
+        if args.plot:
+            _check_plot(args.plot)
+        c_api = c_api_bench() if args.c_api else None
         npeers = len(PEERS) if args.compare else 0
         figures = (len(rows) * (2 if threads > 1 else 1)
                    * max(len(cores) + npeers, 1))
         if c_api is not None:
             # the C table's figures, one thread each, share the budget
-            figures += len(rows) * len(c_api.COLUMNS)
+            figures += len(rows) * len(c_api.c_loops.columns())
         duration = figure_duration(args.duration, args.quick, figures)
         report = collect(cores, args.compare, rows, threads, duration,
-                         child=getattr(args, "child", False))
+                         child=args.child)
         if c_api is not None:
             try:
-                report["c_api"] = c_api.measure_c_api(rows=rows,
-                                                      duration=duration)
+                report["c_api"] = c_api.measure_c_api(rows, duration)
             except (OSError, RuntimeError, ValueError) as exc:
                 sys.stderr.write(f"arc4py bench: error: --c-api: {exc}\n")
                 return 1
@@ -338,22 +340,16 @@ def run(args):
         sys.stderr.write("arc4py bench: interrupted\n")
         return 130
 
+    if args.plot:   # first: a reader that leaves early must not lose it
+        try:
+            plot(report, args.plot)
+        except OSError as exc:
+            sys.stderr.write(f"arc4py bench: error: --plot: {exc}\n")
+            return 1
     if args.json:
-        reader = write_stdout(json.dumps(report, indent=2) + "\n")
+        write_stdout(json.dumps(report, indent=2) + "\n")
     else:
-        reader = write_stdout("\n".join(format_report(report)) + "\n")
-    if args.plot:
-        plot(report, args.plot)
-        if reader and not args.json:
+        write_stdout("\n".join(format_report(report)) + "\n")
+        if args.plot:
             write_stdout(f"\nplot written to {args.plot}\n")
     return 0
-
-
-def build_parser(prog="arc4py bench"):
-    """A parser of the bench's options alone (for bench/bench_arc4random.py)."""
-    import argparse
-    p = argparse.ArgumentParser(
-        prog=prog, description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_arguments(p)
-    return p

@@ -9,7 +9,7 @@ import sys
 
 # Requests of DIRECT_BYTES and more bypass the generator's buffer.
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES
-from arc4py.cli.output import silence_stdout
+from arc4py.cli.output import guard, silence_stdout
 
 #: Bytes generated and written per system call (small enough that a
 #: generating thread's two buffers stay in its L2 cache).
@@ -30,7 +30,8 @@ KiB, MiB, GiB for powers of 1024 ('4K' and '4KiB' are 4096), KB, MB, GB for
 powers of 1000 ('4kB' is 4000), as dd and head take them; or '-' for an
 endless stream, for piping into test batteries such as dieharder or
 PractRand.  A reader that closes the pipe early
-(| head -c 100) ends the command quietly with status 0.
+(| head -c 100) ends the command quietly with status 0; any other failed
+write (a full disk, a closed stdout) with one line on stderr and status 1.
 
 By default the bytes come from large fills, each generated straight into
 the output with a one-time key.  --request-size K makes them from
@@ -128,14 +129,14 @@ def _write_stream(out, count, as_hex, request_size=None):
     else:
         fill = _small_request_fill(request_size)
 
+    write = guard(out.write)   # a failed write: cli/output.py
     if as_hex:
         from binascii import hexlify
-        write = out.write
 
         def emit(view):
             write(hexlify(view))
     else:
-        emit = out.write
+        emit = write
     size = CHUNK if count is None else max(min(count, CHUNK), 1)
     workers = _generators() if count is None or count >= PARALLEL_BYTES else 1
     if request_size is not None:
@@ -149,7 +150,7 @@ def _write_stream(out, count, as_hex, request_size=None):
     else:
         _write_parallel(emit, fill, count, size, workers)
     if as_hex and count is not None:
-        out.write(b"\n")
+        write(b"\n")
 
 
 def _write_parallel(emit, fill, count, size, workers):
@@ -231,10 +232,7 @@ def run(args):
         return 2
     try:
         _write_stream(out, count, args.hex, k)
-        out.flush()
-    except BrokenPipeError:
-        silence_stdout()
-        return 0
+        guard(out.flush)()
     except KeyboardInterrupt:
         silence_stdout()
         return 130

@@ -1,6 +1,5 @@
 """``arc4py info``: what this arc4py is and how it runs on this machine."""
 import os
-import sys
 
 HELP = ("version, chosen and available cores, CPU features, fork protection, "
         "reseed interval")
@@ -135,10 +134,11 @@ def format_info(info):
 
 def run(args):
     """``arc4py info`` with parsed ``args``; the exit status."""
+    from arc4py.cli.output import write_stdout
     info = collect()
     if args.json:
         import json
-        sys.stdout.write(json.dumps(info, indent=2) + "\n")
+        write_stdout(json.dumps(info, indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(format_info(info)) + "\n")
+        write_stdout("\n".join(format_info(info)) + "\n")
     return 0

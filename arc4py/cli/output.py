@@ -1,14 +1,20 @@
-"""Writing to stdout when the reader may go away first (``| head -1``):
-the commands end quietly, with status 0, instead of with a BrokenPipeError
-traceback, and nothing more is written."""
+"""Writing to stdout, and what the commands do when it fails.
+
+A reader that goes away first (``| head -1``) raises BrokenPipeError, on
+which ``arc4py`` ends quietly with status 0, as most Unix tools do.  Any
+other failed write (a full disk, a closed or read-only descriptor) is a
+StdoutError: one line on stderr and status 1, never a traceback."""
 import os
 import sys
 
 
+class StdoutError(Exception):
+    """stdout is closed, full or not writable."""
+
+
 def silence_stdout():
-    """After EPIPE: point fd 1 at /dev/null so that the interpreter's
-    final flush of sys.stdout cannot fail ('Exception ignored ...
-    BrokenPipeError')."""
+    """Point fd 1 at /dev/null so that the interpreter's final flush of
+    sys.stdout cannot fail again ('Exception ignored ...')."""
     try:
         fd = os.open(os.devnull, os.O_WRONLY)
         os.dup2(fd, sys.stdout.fileno())
@@ -17,13 +23,28 @@ def silence_stdout():
         pass
 
 
+def guard(call):
+    """``call`` (a write or a flush of stdout) with its OSError, other than
+    BrokenPipeError, raised as a StdoutError."""
+    def guarded(*args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            silence_stdout()
+            raise StdoutError(f"cannot write to stdout: "
+                              f"{exc.strerror or exc}") from None
+    return guarded
+
+
 def write_stdout(text):
-    """Write ``text`` to sys.stdout and flush it; False if the reader has
-    gone away (stdout is silenced then: nobody is left to read the rest)."""
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        silence_stdout()
-        return False
-    return True
+    """Write ``text`` to sys.stdout and flush it."""
+    guard(sys.stdout.write)(text)
+    flush_stdout()
+
+
+def flush_stdout():
+    """Flush sys.stdout, if there is one."""
+    if sys.stdout is not None and not sys.stdout.closed:
+        guard(sys.stdout.flush)()

@@ -1,6 +1,6 @@
-"""How ``arc4py bench`` (and bench/*.py) time calls: unrolled loops,
-calibration, timed runs in one thread and in many, the median and spread
-of a figure's rounds, and a progress line.
+"""How ``arc4py bench`` and bench/*.py time calls: unrolled loops,
+calibration, timed runs in one thread and in many, interleaved rounds, the
+median and spread of a figure's rounds, and a progress line.
 
 Every figure follows the C library's bench-arc4random::
 
@@ -44,43 +44,21 @@ UNROLL = 8
 
 # ---- timing loops: n trips of UNROLL calls; flat (no partial(), no lambda) ----
 
-def loop0(n, f):
-    """n trips of 8 calls f()."""
-    for _ in _repeat(None, n):
-        f()
-        f()
-        f()
-        f()
-        f()
-        f()
-        f()
-        f()
+def loop_of(expr, names=(), namespace=None):
+    """A timing loop ``loop(n, *args)``: n trips of UNROLL evaluations of
+    ``expr``, whose ``names`` are the loop's arguments (locals: a global
+    read costs about as much as a cheap call) and whose other names are
+    looked up in ``namespace`` (its globals)."""
+    src = (f"def loop(_n{''.join(', ' + n for n in names)}):\n"
+           "    for _ in _repeat(None, _n):\n" + f"        {expr}\n" * UNROLL)
+    ns = dict(namespace or {}, _repeat=_repeat)
+    exec(compile(src, f"<loop: {expr}>", "exec"), ns)
+    return ns["loop"]
 
 
-def loop1(n, f, a):
-    """n trips of 8 calls f(a)."""
-    for _ in _repeat(None, n):
-        f(a)
-        f(a)
-        f(a)
-        f(a)
-        f(a)
-        f(a)
-        f(a)
-        f(a)
-
-
-def loop2(n, f, a, b):
-    """n trips of 8 calls f(a, b)."""
-    for _ in _repeat(None, n):
-        f(a, b)
-        f(a, b)
-        f(a, b)
-        f(a, b)
-        f(a, b)
-        f(a, b)
-        f(a, b)
-        f(a, b)
+loop0 = loop_of("f()", ("f",))                  # f()
+loop1 = loop_of("f(a)", ("f", "a"))             # f(a)
+loop2 = loop_of("f(a, b)", ("f", "a", "b"))     # f(a, b)
 
 
 # ---- measuring ----------------------------------------------------------------
@@ -110,9 +88,11 @@ def time_batch(loop, args, batch):
 
 
 def timed(loop, args, batch, duration):
-    """Run batches until ``duration`` has passed; (calls, t_start, t_end)."""
+    """Run batches until ``duration`` has passed; (calls, t_start, t_end,
+    CPU seconds this thread used)."""
     perf = time.perf_counter
     trips = 0
+    c0 = time.thread_time()
     t0 = perf()
     deadline = t0 + duration
     while True:
@@ -120,7 +100,7 @@ def timed(loop, args, batch, duration):
         trips += batch
         t = perf()
         if t >= deadline:
-            return trips * UNROLL, t0, t
+            return trips * UNROLL, t0, t, time.thread_time() - c0
 
 
 def timed_rounds(loop, args, batch, duration):
@@ -155,35 +135,23 @@ def batch_target(duration):
     return min(max(duration / 10, 0.0005), 0.05)
 
 
-def measure_single(job, duration):
-    """``job()`` -> (loop, args), timed in this thread for ``duration``
-    seconds: (calls, elapsed seconds, batch size calibrated)."""
-    calls, elapsed, batch, _ = measure_single_rounds(job, duration)
-    return calls, elapsed, batch
-
-
 def measure_single_rounds(job, duration):
-    """As measure_single, plus the calls per second of each round (each
-    calibrated batch): (calls, elapsed, batch, [calls/s per round])."""
+    """``job()`` -> (loop, args), timed in this thread for ``duration``
+    seconds in calibrated batches, each a round: (calls, elapsed seconds,
+    batch size, [calls per second of each round])."""
     loop, args = job()
     batch = calibrate(loop, args, batch_target(duration))
     calls, t0, t1, rounds = timed_rounds(loop, args, batch, duration)
     return calls, t1 - t0, batch, [batch * UNROLL / dt for dt in rounds]
 
 
-def measure_multi(job, threads, duration, batch):
-    """``threads`` threads, each with its own ``job()`` (its own buffers and
-    generator), started together: (calls of all, seconds from the first
-    start to the last finish)."""
-    calls, elapsed, _ = measure_multi_rounds(job, threads, duration, batch,
-                                             rounds=1)
-    return calls, elapsed
-
-
 def measure_multi_rounds(job, threads, duration, batch, rounds=MULTI_ROUNDS):
-    """As measure_multi, in ``rounds`` rounds of ``duration / rounds``
-    seconds, the threads starting each round together: (calls of all,
-    seconds of all rounds, [aggregate calls/s per round])."""
+    """``threads`` threads, each with its own ``job()`` (its own buffers and
+    generator), in ``rounds`` rounds of ``duration / rounds`` seconds, the
+    threads starting each round together, timed from the first start to
+    the last finish: (calls of all, seconds of all rounds, [aggregate
+    calls/s per round], [calls per CPU second the threads used, per
+    round])."""
     barrier = threading.Barrier(threads)
     results = [[] for _ in range(threads)]
     errors = []
@@ -204,15 +172,43 @@ def measure_multi_rounds(job, threads, duration, batch, rounds=MULTI_ROUNDS):
 
     run_threads(worker, threads, errors)
     calls = elapsed = 0
-    rates = []
+    rates, cpu_rates = [], []
     for k in range(rounds):
         got = [r[k] for r in results]
         n = sum(g[0] for g in got)
         dt = max(g[2] for g in got) - min(g[1] for g in got)
+        cpu = sum(g[3] for g in got)
         calls += n
         elapsed += dt
         rates.append(n / dt)
-    return calls, elapsed, rates
+        cpu_rates.append(n / cpu if cpu > 0 else 0.0)
+    return calls, elapsed, rates, cpu_rates
+
+
+def interleaved(jobs, rounds, target, progress=None):
+    """``jobs`` ({key: job}, each ``job()`` -> (loop, args)) calibrated to
+    batches of about ``target`` seconds, then timed in ``rounds`` rounds of
+    one batch each, the order rotating from round to round, so that a drift
+    in the machine's load hits every job alike: {key: [calls per second of
+    each round]}.  ``progress`` (a Progress) is shown each step."""
+    made = {k: job() for k, job in jobs.items()}
+    batches = {}
+    for k, (loop, args) in made.items():      # calibrate (and warm up)
+        if progress:
+            progress.show(f"calibrating {k}")
+        batches[k] = calibrate(loop, args, target)
+    keys = list(jobs)
+    rates = {k: [] for k in keys}
+    for r in range(rounds):
+        for k in keys[r % len(keys):] + keys[:r % len(keys)]:
+            if progress:
+                progress.show(f"round {r + 1}/{rounds}  {k}")
+            loop, args = made[k]
+            rates[k].append(batches[k] * UNROLL
+                            / time_batch(loop, args, batches[k]))
+            if progress:
+                progress.step()
+    return rates
 
 
 class Progress:
@@ -233,11 +229,6 @@ class Progress:
 
     def step(self, n=1):
         self.done += n
-
-    def tick(self, text):
-        """One step done, then show ``text``."""
-        self.step()
-        self.show(text)
 
     def close(self):
         if self.on:

@@ -3,12 +3,14 @@
 Every command runs in a child interpreter that imports the same arc4py as
 the tests (helpers.child_env), from an empty directory, with no
 ARC4PY_BACKEND unless a test sets one.  The --c-api rendering is checked in
-process with a fake arc4py._bench_capi: its figures are the fake's, not
+process with a fake arc4py.cli.capi: its figures are the fake's, not
 timings.
 """
 import importlib.util
 import json
+import os
 import string
+import subprocess
 import sys
 import types
 
@@ -18,7 +20,7 @@ import arc4py
 from arc4py.__main__ import main, parse_count
 from arc4py.cli import report
 from arc4py.cli.bytes import DIRECT_BYTES, MAX_REQUEST_SIZE
-from helpers import child_env, run_child, run_python, start_python
+from helpers import PYTHON, child_env, run_child, run_python, start_python
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 # the fastest core in a child with no ARC4PY_BACKEND
@@ -63,6 +65,23 @@ def test_unknown_option_is_status_2():
     r = cli("bytes", "--bogus", "3")
     assert r.returncode == 2
     assert "bogus" in one_line(r.stderr)
+
+
+@pytest.mark.parametrize("args, command", [
+    (["bytes", "4", "kB"], "arc4py bytes"),
+    (["info", "extra"], "arc4py info"),
+    (["bench", "--json", "extra"], "arc4py bench"),
+    (["--bogus"], "arc4py"),
+])
+def test_usage_error_names_its_commands_help(args, command):
+    # a stray argument after a command is that command's error, pointing
+    # to that command's --help
+    r = cli(*args)
+    assert r.returncode == 2
+    assert r.stdout == b""
+    line = one_line(r.stderr)
+    assert line.startswith(f"{command}: error: unrecognized arguments: ")
+    assert line.endswith(f"(see '{command} --help')")
 
 
 def test_main_in_process(capsys):
@@ -325,6 +344,116 @@ def test_bench_plot(tmp_path):
         assert r.stdout == b""
 
 
+@pytest.mark.parametrize("where", ["no folder", "a folder"])
+def test_bench_plot_path_is_checked_before_measuring(where, tmp_path,
+                                                     monkeypatch, capsys):
+    from arc4py.cli import bench
+
+    def collect(*args, **kwargs):
+        raise AssertionError("the bench ran")
+
+    monkeypatch.setattr(bench, "collect", collect)
+    path = tmp_path / "nonexistent" / "x.png" if where == "no folder" \
+        else tmp_path
+    assert main(["bench", "--rows", "buf16", "--plot", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.splitlines()) == 1, captured.err
+    assert captured.err.startswith("arc4py bench: error: --plot: ")
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_bench_plot_to_a_missing_folder_is_one_line_at_once(tmp_path):
+    r = cli("bench", "--plot", str(tmp_path / "nonexistent" / "x.png"))
+    assert r.returncode == 2
+    assert r.stdout == b""
+    assert "no such folder" in one_line(r.stderr)
+
+
+# ---- write errors: one line and status 1; a reader that leaves: quiet ---------
+
+#: Each command, run short.
+COMMANDS = {
+    "bytes": ["bytes", "10M"],
+    "info": ["info"],
+    "bench": ["bench", "--rows", "arc4random", "--duration", "0.002",
+              "--threads", "1"],
+}
+
+
+def cli_to(stdout, args, cwd):
+    """Run ``python -m arc4py *args`` in ``cwd`` with stdout as given:
+    "full" (/dev/full), "read-only" (a descriptor opened for reading only)
+    or "closed" (no fd 1 at all); (exit status, stderr)."""
+    argv = [PYTHON, "-m", "arc4py", *args]
+    env = child_env(ARC4PY_BACKEND=None)
+    if stdout == "closed":
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE, env=env, cwd=cwd,
+                                preexec_fn=lambda: os.close(1))
+    else:
+        with open("/dev/full" if stdout == "full" else os.devnull,
+                  "wb" if stdout == "full" else "rb") as out:
+            proc = start_python(argv[1:], stdout=out.fileno(), cwd=cwd,
+                                env=env)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return proc.returncode, err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_full_disk_is_one_line_and_status_1(command, tmp_path):
+    rc, err = cli_to("full", COMMANDS[command], tmp_path)
+    assert rc == 1, err
+    assert one_line(err) == (f"arc4py {command}: error: cannot write to "
+                                  f"stdout: No space left on device")
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_closed_stdout_is_one_line_and_status_1(command, tmp_path):
+    rc, err = cli_to("closed", COMMANDS[command], tmp_path)
+    assert rc == 1, err
+    assert one_line(err) == f"arc4py {command}: error: stdout is closed"
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_unwritable_stdout_is_one_line_and_status_1(command, tmp_path):
+    rc, err = cli_to("read-only", COMMANDS[command], tmp_path)
+    assert rc == 1, err
+    assert one_line(err) == (f"arc4py {command}: error: cannot write to "
+                                  f"stdout: Bad file descriptor")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", [["--help"], ["bytes", "--help"],
+                                  ["--version"]])
+def test_help_into_a_full_disk_is_one_line(args, tmp_path):
+    rc, err = cli_to("full", args, tmp_path)
+    assert rc == 1, err
+    assert "cannot write to stdout: No space left on device" in one_line(err)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_reader_gone_ends_quietly(command, tmp_path):
+    # the read end is closed before the child writes anything: what
+    # `| head -c 10` leaves, without the race against head's exit
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = start_python(["-m", "arc4py", *COMMANDS[command]], stdout=write,
+                            cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None))
+    finally:
+        os.close(write)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    assert err == b""
+
+
 # ---- bench --c-api (a fake C-API bench: rendering, not timing) ---------------
 
 FAKE_C_API = {
@@ -343,11 +472,13 @@ TINY = ["--rows", "fill4k", "--duration", "0.005", "--threads", "1"]
 
 
 def fake_module(monkeypatch, measure_c_api):
-    """A stand-in arc4py._bench_capi: ``measure_c_api`` and the columns."""
-    module = types.ModuleType("arc4py._bench_capi")
+    """A stand-in arc4py.cli.capi: ``measure_c_api`` and the C loops'
+    columns."""
+    module = types.ModuleType("arc4py.cli.capi")
     module.measure_c_api = measure_c_api
-    module.COLUMNS = tuple(FAKE_C_API["columns"])
-    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", module)
+    module.c_loops = types.SimpleNamespace(
+        columns=lambda: dict.fromkeys(FAKE_C_API["columns"]))
+    monkeypatch.setitem(sys.modules, "arc4py.cli.capi", module)
 
 
 @pytest.fixture
@@ -355,7 +486,7 @@ def fake_c_api(monkeypatch):
     """The fake's calls: (row ids, seconds per figure) of each."""
     calls = []
 
-    def measure_c_api(rows=None, duration=None, quick=False):
+    def measure_c_api(rows, duration):
         calls.append(([r.id for r in rows], duration))
         return json.loads(json.dumps(FAKE_C_API))
 
@@ -415,8 +546,11 @@ def test_c_api_plot(fake_c_api, tmp_path, capsys):
 
 
 def test_c_api_missing_is_a_clear_error(monkeypatch, capsys):
-    # None in sys.modules makes the import fail, as in a build without it
-    monkeypatch.setitem(sys.modules, "arc4py._bench_capi", None)
+    # None in sys.modules makes the import fail, as in a build without the
+    # C loops
+    monkeypatch.setitem(sys.modules, "arc4py._bench_capi_c", None)
+    monkeypatch.delattr(arc4py, "_bench_capi_c", raising=False)
+    monkeypatch.delitem(sys.modules, "arc4py.cli.capi", raising=False)
     assert main(["bench", "--c-api", *TINY]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -425,7 +559,7 @@ def test_c_api_missing_is_a_clear_error(monkeypatch, capsys):
 
 
 def test_c_api_failure_is_reported(monkeypatch, capsys):
-    def measure_c_api(rows=None, duration=None, quick=False):
+    def measure_c_api(rows, duration):
         raise OSError("dlopen: libarc4py_capi.so: cannot open shared object")
 
     fake_module(monkeypatch, measure_c_api)
