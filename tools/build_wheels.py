@@ -4,7 +4,9 @@
     python tools/build_wheels.py --out DIR [--targets T,...] [--pythons 3.X,...]
                                  [--jobs N] [--work DIR]
 
-Targets (default: all four), each for CPython 3.9 to 3.13 (default: all):
+Targets (default: all four), each for every supported CPython (default:
+pyproject.toml's classifiers, and the free-threaded builds tools/pythons.py
+adds, those installed here; --pythons names them: 3.X or 3.Xt):
 
     manylinux_x86_64    manylinux_2_17 (manylinux2014), glibc >= 2.17
     manylinux_aarch64   the same for aarch64
@@ -20,8 +22,9 @@ its list of modules and sources, and its flags, stay its own.  The sources
 come from the sdist (setup.py sdist), unpacked once; Cython runs once in that
 copy and every target compiles the same generated C.
 
-Needs: CPython 3.X for each version asked for (pyenv's, or python3.X on
-PATH), which runs setup.py and gives the Python headers; ziglang (zig's
+Needs: CPython 3.X for each version asked for (found as tools/pythons.py
+says: pyenv's, Debian's in CI's cache folder, python3.X on PATH), which runs
+setup.py and gives the Python headers; ziglang (zig's
 compiler, from PyPI) and auditwheel in the interpreter that runs this script.
 Each version gets a build venv in the work folder (default build/wheels-work)
 with the build requirements of pyproject.toml.
@@ -48,14 +51,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import pythons  # tools/, beside this script
 
-# The CPython versions wheels are built for (keep in step with the
-# classifiers in pyproject.toml).  A new one is one more entry here, e.g.
-# "3.14", or "3.14t" for the free-threaded build (its interpreter's headers
-# and EXT_SUFFIX carry the difference).
-PYTHONS = ("3.9", "3.10", "3.11", "3.12", "3.13")
-
+REPO = pythons.REPO
 
 @dataclass(frozen=True)
 class Target:
@@ -154,41 +152,6 @@ def find_zig():
     return str(zig)
 
 
-def find_python(version):
-    """The newest installed CPython of version '3.X' (or '3.Xt'): pyenv's,
-    else python3.X on PATH."""
-    free = version.endswith("t")
-    minor = version.rstrip("t")
-    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    pattern = re.compile(rf"{re.escape(minor)}\.(\d+){'t' if free else ''}$")
-    found = []
-    versions = Path(root) / "versions"
-    if versions.is_dir():
-        for d in versions.iterdir():
-            m = pattern.match(d.name)
-            if not m:
-                continue
-            for exe in (f"python{version}", "python3", "python"):
-                if (d / "bin" / exe).exists():
-                    found.append((int(m.group(1)), d / "bin" / exe))
-                    break
-    if found:
-        return str(max(found)[1])
-    return shutil.which(f"python{version}")
-
-
-def toml_load(path):
-    try:
-        import tomllib
-    except ImportError:
-        try:
-            import tomli as tomllib
-        except ImportError:
-            raise Failure("reading pyproject.toml needs Python 3.11+ or tomli") from None
-    with open(path, "rb") as f:
-        return tomllib.load(f)
-
-
 # ---- per version: a build venv and its facts -----------------------------------------
 
 @dataclass
@@ -220,18 +183,16 @@ def interpreter_exports(base_python):
 
 
 def make_build_venv(version, work, requires):
-    base = find_python(version)
+    base = pythons.find_python(version)
     if base is None:
         raise Failure(f"no CPython {version} here (pyenv install {version})")
     venv = work / f"venv-{version}"
     py = venv / "bin" / "python"
     stamp = venv / ".arc4py-requires"
-    want = "\n".join(requires + ["wheel"])
+    want = "\n".join([base, *requires, "wheel"])
     if not (py.exists() and stamp.exists() and stamp.read_text() == want):
         say(f"build venv for {version} ({base})")
-        shutil.rmtree(venv, ignore_errors=True)
-        run([base, "-m", "venv", venv])
-        run([py, "-m", "pip", "install", "-q", "--upgrade", "pip"])
+        pythons.make_venv(base, venv)
         run([py, "-m", "pip", "install", "-q", *requires, "wheel"])
         stamp.write_text(want)
     facts = json.loads(capture([py, "-c", (
@@ -489,15 +450,20 @@ def main(argv=None):
     ap.add_argument("--out", required=True, type=Path, help="folder for the wheels")
     ap.add_argument("--targets", default=",".join(TARGETS),
                     help="comma-separated, from: " + ", ".join(TARGETS))
-    ap.add_argument("--pythons", default=",".join(PYTHONS),
-                    help="comma-separated CPython versions (default: %(default)s)")
+    ap.add_argument("--pythons", default=None,
+                    help="comma-separated CPython versions (default: every supported "
+                         "one; a free-threaded build where it is installed)")
     ap.add_argument("--jobs", "-j", type=int, default=1,
                     help="wheels built at once (each build is one compiler at a time)")
     ap.add_argument("--work", type=Path, default=REPO / "build" / "wheels-work",
                     help="scratch folder, kept between runs (default: %(default)s)")
     args = ap.parse_args(argv)
     targets = csv(args.targets, TARGETS, "target")
-    versions = [v.strip() for v in args.pythons.split(",") if v.strip()]
+    if args.pythons is None:
+        versions = [v for v in pythons.supported()
+                    if not v.endswith("t") or pythons.find_python(v)]
+    else:
+        versions = [v.strip() for v in args.pythons.split(",") if v.strip()]
     if sys.platform != "linux":
         raise SystemExit("build_wheels: Linux only (cibuildwheel builds the rest)")
 
@@ -507,7 +473,7 @@ def main(argv=None):
         work.mkdir(parents=True, exist_ok=True)
         out = args.out.resolve()
         out.mkdir(parents=True, exist_ok=True)
-        requires = toml_load(REPO / "pyproject.toml")["build-system"]["requires"]
+        requires = pythons.pyproject()["build-system"]["requires"]
         interps = [make_build_venv(v, work, list(requires)) for v in versions]
         src, generated = make_source(work, interps[0][0].python)
         jobs = [(name, TARGETS[name], interp, multiarch)
