@@ -88,9 +88,9 @@ def time_batch(loop, args, batch):
 
 
 def timed(loop, args, batch, duration):
-    """Run batches until ``duration`` has passed, timing each (each is a
-    round): (calls, t_start, t_end, CPU seconds this thread used, [seconds
-    of each batch])."""
+    """Run batches until ``duration`` has passed, and at least two (a
+    spread needs two), timing each (each is a round): (calls, t_start,
+    t_end, CPU seconds this thread used, [seconds of each batch])."""
     perf = time.perf_counter
     rounds = []
     c0 = time.thread_time()
@@ -100,7 +100,7 @@ def timed(loop, args, batch, duration):
         loop(batch, *args)
         t_prev, t = t, perf()
         rounds.append(t - t_prev)
-        if t >= deadline:
+        if t >= deadline and len(rounds) > 1:
             return (len(rounds) * batch * UNROLL, t0, t,
                     time.thread_time() - c0, rounds)
 
