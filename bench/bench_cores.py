@@ -95,8 +95,8 @@ def openssl_version():
 def measure(sources, sizes, rounds, duration):
     """{source: {size: summary of its MB/s over ``rounds`` interleaved
     rounds}} (timing.summarize: median, spread, rounds, unstable)."""
-    jobs = {(s, n): (lambda f=make(n): (loop0, (f,)))
-            for s, make in sources.items() for n in sizes}
+    calls = {(s, n): make(n) for s, make in sources.items() for n in sizes}
+    jobs = {key: (lambda f=f: (loop0, (f,))) for key, f in calls.items()}
     progress = Progress(len(jobs) * rounds)
     try:
         rates = interleaved(jobs, rounds, duration, progress)

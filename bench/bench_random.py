@@ -86,8 +86,9 @@ def figure(values):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--duration", type=float, default=0.002,
-                        help="seconds per round and class (default 0.002)")
+    parser.add_argument("--duration", type=float, default=0.0005,
+                        help="seconds per round and class (default 0.0005: "
+                             "short rounds dodge a busy machine's pauses)")
     parser.add_argument("--only", help="comma-separated labels (prefixes)")
     args = parser.parse_args(argv)
     if args.rounds < 4 or not args.duration > 0:

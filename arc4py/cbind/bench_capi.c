@@ -18,7 +18,6 @@
 #include <Python.h>
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,27 +33,20 @@ enum { COL_ARC4PY, COL_LIBC, COL_LIBBSD, COL_OPENSSL, NCOLS };
 static const char *const col_names[NCOLS] = {"arc4py", "libc", "libbsd", "openssl"};
 
 struct column {
-    int tried;
     const char *missing; /* why the column is skipped, or NULL */
     u32_fn u32;
     buf_fn buf;
     rand_bytes_fn rand_bytes;
 };
 
-/* Filled in on first use, under load_lock: without the GIL two threads
-   may ask for a column at once, and one must not see `tried` before the
-   function pointers.  Read-only once filled. */
+/* Filled in once, when the module is imported; read-only after. */
 static struct column cols[NCOLS];
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void load_column_locked(int c)
+static void load_column(int c)
 {
     struct column *col = &cols[c];
     void *h;
 
-    if (col->tried)
-        return;
-    col->tried = 1;
     switch (c) {
     case COL_ARC4PY:
         col->u32 = arc4py_capi_get()->arc4random;
@@ -88,13 +80,6 @@ static void load_column_locked(int c)
     }
 }
 
-static void load_column(int c)
-{
-    pthread_mutex_lock(&load_lock);
-    load_column_locked(c);
-    pthread_mutex_unlock(&load_lock);
-}
-
 static int find_column(PyObject *name)
 {
     const char *s = PyUnicode_AsUTF8(name);
@@ -103,10 +88,8 @@ static int find_column(PyObject *name)
     if (s == NULL)
         return -1;
     for (c = 0; c < NCOLS; c++)
-        if (strcmp(s, col_names[c]) == 0) {
-            load_column(c);
+        if (strcmp(s, col_names[c]) == 0)
             return c;
-        }
     PyErr_Format(PyExc_ValueError, "unknown column %R", name);
     return -1;
 }
@@ -120,7 +103,6 @@ static PyObject *columns(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     for (c = 0; d != NULL && c < NCOLS; c++) {
-        load_column(c);
         why = cols[c].missing ? PyUnicode_FromString(cols[c].missing) : Py_None;
         rc = why == NULL ? -1 : PyDict_SetItemString(d, col_names[c], why);
         if (why != Py_None)
@@ -210,12 +192,15 @@ static struct PyModuleDef moddef = {
 PyMODINIT_FUNC PyInit__bench_capi_c(void)
 {
     PyObject *m;
+    int c;
 
     if (arc4py_import() < 0)
         return NULL;
+    for (c = 0; c < NCOLS; c++)
+        load_column(c);
     m = PyModule_Create(&moddef);
 #ifdef Py_GIL_DISABLED
-    /* No state but cols (locked above) and arc4py's C API (any thread). */
+    /* No state but cols (read-only) and arc4py's C API (any thread). */
     if (m != NULL && PyUnstable_Module_SetGIL(m, Py_MOD_GIL_NOT_USED) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -47,8 +47,8 @@ def measure_c_api(rows, duration):
             for col in measured:
                 args = (col, C_KINDS[row.kind], row.size)
                 progress.show(f"C API {col}  {row.name}")
-                rates = measure_single_rounds(lambda: (_c_calls, args),
-                                              duration)[3]
+                rates = measure_single_rounds(
+                    lambda args=args: (_c_calls, args), duration)[3]
                 mbps[col] = mb_per_s(summarize(rates)["median"], row.size)
                 progress.step()
             out.append({"id": row.id, "label": row.name, "size": row.size,

@@ -88,34 +88,21 @@ def time_batch(loop, args, batch):
 
 
 def timed(loop, args, batch, duration):
-    """Run batches until ``duration`` has passed; (calls, t_start, t_end,
-    CPU seconds this thread used)."""
-    perf = time.perf_counter
-    trips = 0
-    c0 = time.thread_time()
-    t0 = perf()
-    deadline = t0 + duration
-    while True:
-        loop(batch, *args)
-        trips += batch
-        t = perf()
-        if t >= deadline:
-            return trips * UNROLL, t0, t, time.thread_time() - c0
-
-
-def timed_rounds(loop, args, batch, duration):
-    """Run batches until ``duration`` has passed, timing each: (calls,
-    t_start, t_end, [seconds of each batch]); each batch is a round."""
+    """Run batches until ``duration`` has passed, and at least two (a
+    spread needs two), timing each (each is a round): (calls, t_start,
+    t_end, CPU seconds this thread used, [seconds of each batch])."""
     perf = time.perf_counter
     rounds = []
+    c0 = time.thread_time()
     t0 = t = perf()
     deadline = t0 + duration
     while True:
         loop(batch, *args)
         t_prev, t = t, perf()
         rounds.append(t - t_prev)
-        if t >= deadline:
-            return len(rounds) * batch * UNROLL, t0, t, rounds
+        if t >= deadline and len(rounds) > 1:
+            return (len(rounds) * batch * UNROLL, t0, t,
+                    time.thread_time() - c0, rounds)
 
 
 def summarize(values):
@@ -141,7 +128,7 @@ def measure_single_rounds(job, duration):
     batch size, [calls per second of each round])."""
     loop, args = job()
     batch = calibrate(loop, args, batch_target(duration))
-    calls, t0, t1, rounds = timed_rounds(loop, args, batch, duration)
+    calls, t0, t1, _, rounds = timed(loop, args, batch, duration)
     return calls, t1 - t0, batch, [batch * UNROLL / dt for dt in rounds]
 
 

@@ -16,7 +16,7 @@ import pytest
 
 import arc4py
 from arc4py import _core
-from helpers import child_env, run_child, run_python
+from helpers import child_env, run_child
 
 ABORT_MESSAGE = "arc4py: the OS could not provide entropy"
 

@@ -8,7 +8,15 @@ import re
 import pytest
 
 from arc4py.cli import report
-from arc4py.cli.timing import UNSTABLE_SPREAD, summarize
+from arc4py.cli.timing import (
+    UNROLL,
+    UNSTABLE_SPREAD,
+    interleaved,
+    loop0,
+    loop_of,
+    summarize,
+    timed,
+)
 from helpers import REPO, run_python
 
 # What an internal target looks like in output: a bar, a verdict on it, an
@@ -24,6 +32,37 @@ def test_summarize_median_and_spread():
     s = summarize([5.0, 10.0, 15.0, 20.0])
     assert s["unstable"] and s["spread"] > UNSTABLE_SPREAD
     assert summarize([7.0])["spread"] == 0.0
+
+
+def test_loops_make_unroll_calls_per_trip():
+    calls = []
+    loop0(3, lambda: calls.append(1))
+    assert len(calls) == 3 * UNROLL
+    seen = []
+    loop_of("f(x, k=y)", ("f", "x"), {"y": 7})(2, lambda a, k: seen.append((a, k)), 5)
+    assert seen == [(5, 7)] * (2 * UNROLL)
+
+
+def test_a_figure_has_two_rounds_even_when_a_batch_outlasts_it():
+    import time
+    calls, t0, t1, cpu, rounds = timed(loop0, (lambda: time.sleep(0.001),),
+                                       1, 0.0001)
+    assert len(rounds) == 2 and calls == 2 * UNROLL and t1 > t0
+
+
+def test_interleaved_times_every_job_every_round():
+    made = []
+
+    def job(key):
+        def make():
+            made.append(key)
+            return loop0, (lambda: None,)
+        return make
+
+    rates = interleaved({"a": job("a"), "b": job("b")}, 3, 0.0005)
+    assert sorted(made) == ["a", "b"]          # each job made once
+    assert {k: len(v) for k, v in rates.items()} == {"a": 3, "b": 3}
+    assert all(r > 0 for v in rates.values() for r in v)
 
 
 def _fake_report(unstable):
