@@ -150,7 +150,7 @@ _RANDOM_FUNCTIONS = [
 if _sys.version_info >= (3, 12):
     _RANDOM_FUNCTIONS.append("binomialvariate")
 
-__all__ = sorted([
+__all__ = [
     "Random",
     "SystemRandom",
     "arc4random",
@@ -178,7 +178,9 @@ __all__ = sorted([
     "token_urlsafe",
     "uuid4",
     "uuid7",
-] + _RANDOM_FUNCTIONS)
+]
+__all__ += _RANDOM_FUNCTIONS
+__all__.sort()
 
 #: Bytes in a token when ``nbytes`` is not given (as the ``secrets`` module).
 DEFAULT_ENTROPY = 32

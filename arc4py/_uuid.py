@@ -7,8 +7,7 @@ Python.  Import them from ``arc4py``.
 import os as _os
 import threading as _threading
 import time as _time
-from uuid import UUID as _UUID
-from uuid import SafeUUID as _SafeUUID
+from uuid import UUID as _UUID, SafeUUID as _SafeUUID
 
 from arc4py._core import randbits as _randbits
 
