@@ -357,7 +357,6 @@ globals().update((name, getattr(_inst, name)) for name in _RANDOM_FUNCTIONS)
 
 from arc4py._uuid import uuid4, uuid7  # noqa: E402
 
-
 # ---- C API --------------------------------------------------------------------
 
 def get_include():
