@@ -290,9 +290,9 @@ class Random(_random.Random):
 
     def seed(self, *args, **kwds):
         """Does nothing, as ``random.SystemRandom.seed``: a CSPRNG seeds
-        itself from the OS, and a seed that could reproduce its output
-        would make it predictable.  Use ``random.Random(seed)`` for a
-        reproducible stream."""
+        itself from the OS, and its output cannot be reproduced (a seed
+        that could reproduce it would make it predictable).  Use
+        ``random.Random(seed)`` for a reproducible stream."""
         return None
 
     def _notimplemented(self, *args, **kwds):
