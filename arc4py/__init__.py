@@ -150,7 +150,7 @@ _RANDOM_FUNCTIONS = [
 if _sys.version_info >= (3, 12):
     _RANDOM_FUNCTIONS.append("binomialvariate")
 
-__all__ = sorted([
+__all__ = [
     "Random",
     "SystemRandom",
     "arc4random",
@@ -178,7 +178,9 @@ __all__ = sorted([
     "token_urlsafe",
     "uuid4",
     "uuid7",
-] + _RANDOM_FUNCTIONS)
+]
+__all__ += _RANDOM_FUNCTIONS
+__all__.sort()
 
 #: Bytes in a token when ``nbytes`` is not given (as the ``secrets`` module).
 DEFAULT_ENTROPY = 32
@@ -288,9 +290,9 @@ class Random(_random.Random):
 
     def seed(self, *args, **kwds):
         """Does nothing, as ``random.SystemRandom.seed``: a CSPRNG seeds
-        itself from the OS, and a seed that could reproduce its output
-        would make it predictable.  Use ``random.Random(seed)`` for a
-        reproducible stream."""
+        itself from the OS, and its output cannot be reproduced (a seed
+        that could reproduce it would make it predictable).  Use
+        ``random.Random(seed)`` for a reproducible stream."""
         return None
 
     def _notimplemented(self, *args, **kwds):
@@ -354,7 +356,6 @@ _inst = Random()
 globals().update((name, getattr(_inst, name)) for name in _RANDOM_FUNCTIONS)
 
 from arc4py._uuid import uuid4, uuid7  # noqa: E402
-
 
 # ---- C API --------------------------------------------------------------------
 

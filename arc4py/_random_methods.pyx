@@ -355,31 +355,7 @@ def weibullvariate(self, alpha, beta):
     return alpha * (<object>base) ** (1.0 / b)  # the stdlib's errors
 
 
-def choices(self, population, weights=None, *, cum_weights=None, k=1):
-    """Return a k sized list of population elements chosen with replacement.
-
-    If the relative weights or cumulative weights are not specified,
-    the selections are made with equal probability.
-    """
-    cdef Py_ssize_t n, i, count, index
-    cdef double nf
-    if (type(self) is not _plain_type or weights is not None
-            or cum_weights is not None or type(k) is not int
-            or not 0 <= k <= PY_SSIZE_T_MAX
-            or (type(population) is not list and type(population) is not tuple)):
-        return _std.choices(self, population, weights, cum_weights=cum_weights,
-                            k=k)
-    n = len(population)
-    if n == 0:
-        return _std.choices(self, population, k=k)  # its IndexError
-    nf = <double>n
-    count = k
-    out = []
-    for i in range(count):
-        index = <Py_ssize_t>(_draw() * nf)
-        # (a list's own indexing: safe against a concurrent resize)
-        out.append(PySequence_GetItem(population, index))
-    return out
+include "_random_choices.pxi"
 
 
 # 3.14 redraws where random() returned 0.0; 3.12 and 3.13 raise there.

@@ -7,8 +7,7 @@ Python.  Import them from ``arc4py``.
 import os as _os
 import threading as _threading
 import time as _time
-from uuid import UUID as _UUID
-from uuid import SafeUUID as _SafeUUID
+from uuid import UUID as _UUID, SafeUUID as _SafeUUID
 
 from arc4py._core import randbits as _randbits
 
@@ -21,20 +20,26 @@ _COUNTER_MAX = (1 << 42) - 1
 _MS_MASK = (1 << 48) - 1
 
 _new = object.__new__
-# UUID.__setattr__ refuses every write (the object is immutable); the slots'
-# own descriptors are what UUID.__init__ writes through, as object.__setattr__.
-_set_int = _UUID.__dict__["int"].__set__
-_set_is_safe = _UUID.__dict__["is_safe"].__set__
 _UNKNOWN = _SafeUUID.unknown
+_slots = vars(_UUID)
+if "int" in _slots and "is_safe" in _slots:
+    # UUID.__setattr__ refuses every write (the object is immutable); UUID's
+    # own constructor writes its two slots through object.__setattr__, that
+    # is through these descriptors.
+    _set_int = _slots["int"].__set__
+    _set_is_safe = _slots["is_safe"].__set__
 
-
-def _from_int(value):
-    """A UUID holding ``value`` (already carrying its version and variant),
-    without the checks and keyword parsing of ``UUID(int=...)``."""
-    u = _new(_UUID)
-    _set_int(u, value)
-    _set_is_safe(u, _UNKNOWN)
-    return u
+    def _from_int(value):
+        """A UUID holding ``value`` (already carrying its version and
+        variant), without the checks and keyword parsing of ``UUID(int=)``."""
+        u = _new(_UUID)
+        _set_int(u, value)
+        _set_is_safe(u, _UNKNOWN)
+        return u
+else:  # a UUID class laid out otherwise: its constructor
+    def _from_int(value):
+        return _UUID(int=value)
+del _slots
 
 
 def uuid4():

@@ -9,11 +9,14 @@ figure is the median ns per call over the rounds with its spread (as
 ``arc4py bench`` gives it: the scaled median absolute deviation over the
 median); a figure whose spread passes 10 % is marked unstable ("!").
 The ratio is MT's median over arc4py's: above 1.00 arc4py is faster.
+A last table times ``arc4py.uuid4()`` beside ``uuid.uuid4()`` (and
+``uuid7()``, from Python 3.14) the same way (``--only uuid`` for it alone).
 """
 import argparse
 import math
 import random
 import sys
+import uuid
 
 import arc4py
 from arc4py.cli.report import fmt_spread
@@ -32,6 +35,8 @@ CALLS = [
     ("randint(1, 6)", "r.randint(1, 6)"),
     ("choice(list10)", "r.choice(seq)"),
     ("choices(list10, k=10)", "r.choices(seq, k=10)"),
+    ("choices(list10, w, k=10)", "r.choices(seq, weights, k=10)"),
+    ("choices(list10, cum_w, k=10)", "r.choices(seq, cum_weights=cum, k=10)"),
     ("sample(range100, 5)", "r.sample(pop, 5)"),
     ("shuffle(list100)", "r.shuffle(deck)"),
     ("uniform(1, 2)", "r.uniform(1.0, 2.0)"),
@@ -59,7 +64,29 @@ CLASSES = [("random.Random", random.Random), ("arc4py.Random", arc4py.Random),
 
 def setup_for(cls):
     return {"r": cls(), "seq": list(range(10)), "pop": range(100),
-            "deck": list(range(100))}
+            "deck": list(range(100)), "weights": [0.5, 1.0, 2.5, 4.0, 1.5] * 2,
+            "cum": [0.5, 1.5, 4.0, 8.0, 9.5, 10.0, 11.0, 13.5, 17.5, 19.0]}
+
+
+# (label, the stdlib's call, arc4py's): the uuid functions, outside the
+# class table (uuid.uuid7 is new in Python 3.14).
+UUID_CALLS = [("uuid4()", "uuid.uuid4()", "arc4py.uuid4()")]
+if hasattr(uuid, "uuid7"):
+    UUID_CALLS.append(("uuid7()", "uuid.uuid7()", "arc4py.uuid7()"))
+
+
+def uuid_table(rounds, seconds):
+    """The uuid rows: the stdlib's and arc4py's, timed interleaved."""
+    print(f"\n{'uuid':<24}{'uuid module':>20}{'arc4py':>20}{'uuid / arc4py':>15}")
+    for label, theirs, ours in UUID_CALLS:
+        jobs = {which: (lambda e=expr: (loop_of(e, (), globals()), ()))
+                for which, expr in (("uuid", theirs), ("arc4py", ours))}
+        rates = interleaved(jobs, rounds, seconds)
+        times = {which: [1e9 / r for r in v] for which, v in rates.items()}
+        ratio = (summarize(times["uuid"])["median"]
+                 / summarize(times["arc4py"])["median"])
+        print(f"{label:<24}{figure(times['uuid']):>20}"
+              f"{figure(times['arc4py']):>20}{ratio:14.2f}x")
 
 
 def job(call, cls):
@@ -93,11 +120,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.rounds < 4 or not args.duration > 0:
         parser.error("--rounds must be >= 4 and --duration > 0")
-    chosen = CALLS
+    chosen, with_uuid = CALLS, True
     if args.only:
         wanted = [w.strip() for w in args.only.split(",")]
         chosen = [c for c in CALLS if any(c[0].startswith(w) for w in wanted)]
-        if not chosen:
+        with_uuid = any("uuid".startswith(w) for w in wanted)
+        if not chosen and not with_uuid:
             parser.error(f"no call matches {args.only!r}")
 
     print(f"Python {sys.version.split()[0]}, arc4py {arc4py.__version__} "
@@ -115,9 +143,12 @@ def main(argv=None):
         ratios.append(ratio)
         print(f"{label:<24}" + "".join(f"{figure(t[n]):>20}" for n, _ in CLASSES)
               + f"{ratio:12.2f}x")
-    print(f"\nslowest ratio {min(ratios):.2f}x, geometric mean "
-          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
-          f"(above 1.00: arc4py.Random is faster than the Mersenne Twister)")
+    if ratios:
+        print(f"\nslowest ratio {min(ratios):.2f}x, geometric mean "
+              f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
+              f"(above 1.00: arc4py.Random is faster than the Mersenne Twister)")
+    if with_uuid:
+        uuid_table(args.rounds, args.duration)
 
 
 if __name__ == "__main__":

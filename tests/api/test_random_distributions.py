@@ -38,6 +38,20 @@ if sys.version_info >= (3, 12):
               ("binomialvariate", (100, 0.3)), ("binomialvariate", (100, 0.8)),
               ("binomialvariate", (10 ** 6, 0.5)), ("binomialvariate", (0, 0.5))]
 
+# (name, args, keyword args): choices with weights and cumulative weights,
+# every way the C path takes them (floats, ints, tuples, zero and negative
+# weights, one dominant weight), and the unweighted form.
+CHOICES_CASES = [
+    ("choices", (list("abcde"), [1, 2.5, 3, 0.5, 4]), {"k": 7}),
+    ("choices", (list(range(10)), [1] * 10), {"k": 3}),
+    ("choices", (tuple("abcd"), (0, 0, 1, 2)), {"k": 4}),
+    ("choices", (list("abc"), [3, -1, 2]), {"k": 4}),
+    ("choices", (list("ab"), [1e-300, 1e300]), {"k": 4}),
+    ("choices", (tuple("abc"),), {"cum_weights": [0.5, 2, 2.25], "k": 5}),
+    ("choices", (list("abcd"),), {"cum_weights": (1, 2, 3, 4), "k": 5}),
+    ("choices", (list(range(10)),), {"k": 10}),
+]
+
 
 REPLAY = """
 import json, random, sys
@@ -68,18 +82,19 @@ arc4py.random_u32()  # this thread's state
 rng = arc4py.Random()
 bad = []
 done = 0
-for name, args in CASES:
+for name, args, *kwargs in CASES:
+    kwargs = kwargs[0] if kwargs else {}
     for i in range(300):
         fresh_buffer()
         buf, left = C._debug_buffer()
         pos = len(buf) - left
-        got = getattr(rng, name)(*args)
+        got = getattr(rng, name)(*args, **kwargs)
         _, left_after = C._debug_buffer()
         replay = Replay(buf[pos:])
         if name == "gauss":  # no cached second value: normalvariate's draws
             want = random.Random.normalvariate(replay, *args)
         else:
-            want = getattr(random.Random, name)(replay, *args)
+            want = getattr(random.Random, name)(replay, *args, **kwargs)
         used = (len(buf) - left_after) - pos
         if got != want or used != replay.pos:
             bad.append([name, list(args), repr(got), repr(want), used, replay.pos])
@@ -91,10 +106,10 @@ print(json.dumps({"bad": bad[:10], "done": done}))
 def test_each_method_is_the_stdlibs_algorithm_on_the_same_draws(hooks_build,
                                                                  tmp_path):
     code = (REPLAY.replace("ROOT", repr(str(hooks_build)))
-            .replace("for name, args in CASES:",
-                     f"for name, args in {CASES!r}:"))
+            .replace("for name, args, *kwargs in CASES:",
+                     f"for name, args, *kwargs in {CASES + CHOICES_CASES!r}:"))
     res = last_json(run_child(code, cwd=tmp_path, env=child_env(hooks_build)))
-    assert res["done"] == 300 * len(CASES)
+    assert res["done"] == 300 * (len(CASES) + len(CHOICES_CASES))
     assert res["bad"] == []
 
 
@@ -173,6 +188,42 @@ def test_choices_fast_path_matches_the_contract():
     assert set(r.choices(pop, weights=[0] * 9 + [1], k=10)) == {9}
     with pytest.raises(TypeError):
         r.choices(pop, k=2.0)
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    (("abc", [1, 2]), {}), (("abc", [0, 0, 0]), {}), (("abc", [1, -1, 0]), {}),
+    (("abc", [1, 2, 3]), {"cum_weights": [1, 2, 3]}),
+    (("abc",), {"cum_weights": [1, 2]}), (("abc",), {"cum_weights": [0, 0, 0.0]}),
+    (("abc", [1, math.inf, 1]), {}), (("abc", [1, math.nan, 1]), {}),
+    (("abc",), {"cum_weights": [1, 2, math.inf]}), (([], []), {}),
+    (("abc", ["1", "2", "3"]), {}), (("abc", 5), {}),
+])
+def test_weighted_choices_errors_are_the_stdlibs(args, kwargs):
+    outcomes = []
+    for r in (arc4py.Random(), random.Random()):
+        for population in (list(args[0]), tuple(args[0])):
+            try:
+                got = r.choices(population, *args[1:], k=3, **kwargs)
+                outcomes.append(("ok", len(got), set(got) <= set(population)))
+            except Exception as exc:
+                outcomes.append((type(exc), str(exc)))
+    assert len(set(outcomes)) == 1, outcomes
+
+
+def test_weighted_choices_other_number_types():
+    # Fractions, bools, ints past 2**53, a generator, a float subclass: the
+    # stdlib's code, its results (and its TypeError for Decimals).
+    r = arc4py.Random()
+    with pytest.raises(TypeError):
+        r.choices("ab", [decimal.Decimal(1), decimal.Decimal(2)])
+    for weights in ([fractions.Fraction(1, 3), fractions.Fraction(2, 3)], [True, False],
+                    [2 ** 60, 1], [2 ** 53, 2 ** 53], (w for w in [1.0, 2.0]),
+                    [type("F", (float,), {})(1.0), 2.0]):
+        got = r.choices("ab", weights, k=50)
+        assert set(got) <= {"a", "b"} and len(got) == 50
+    assert set(r.choices("ab", [True, False], k=50)) == {"a"}
+    assert set(r.choices("ab", [2 ** 60, 0], k=50)) == {"a"}
+    assert set(r.choices("ab", cum_weights=[2 ** 60, 2 ** 60], k=50)) == {"a"}
 
 
 def test_signatures_follow_the_running_python():

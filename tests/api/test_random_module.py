@@ -218,5 +218,5 @@ if _cpython is not None:
 def test_cpython_suites_are_collected():
     # The classes above are unittest cases, collected by pytest; this says
     # they exist on this Python (a renamed CPython class fails here).
-    assert issubclass(TestCPythonSystemRandomOpsOnTheModule,  # noqa: F821
+    assert issubclass(TestCPythonSystemRandomOpsOnTheModule,
                       unittest.TestCase)

@@ -59,6 +59,10 @@ def test_sdist_leaves_out_cython_output(tmp_path):
     generated = [n for n in package if n.count("/") == 1 and n.endswith(".c")]
     assert pyx >= {"_core", "_random_methods"}
     assert generated == [], f"the sdist ships Cython's output: {generated}"
+    # every Cython source is there (a .pxi is included by a .pyx)
+    for name in (REPO / "arc4py").iterdir():
+        if name.suffix in (".pyx", ".pxi", ".pxd"):
+            assert f"arc4py/{name.name}" in package
     # the hand-written C is all there
     for name in (REPO / "arc4py" / "csrc").iterdir():
         if name.suffix in (".c", ".h", ".def"):

@@ -1,0 +1,152 @@
+# arc4py.Random.choices, included by _random_methods.pyx (its _draw,
+# _plain_type and _std).  The stdlib's algorithm: an index floor(random() * n)
+# without weights; with them, bisect_right over the cumulative weights of
+# random() * total.  In C for a list or tuple population and weights of floats
+# (or ints a double holds exactly, as their sums): the comparisons are then
+# those of Python's floats, so each draw picks what the stdlib's would.  For
+# anything else, and for every error, the stdlib's own method runs.
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport Py_LT, PyObject_RichCompareBool
+
+cdef double _TWO_53 = 9007199254740992.0
+
+
+cdef inline bint _exact_double(object x, double *out):
+    """``x`` as a double if it is a float or an int within 2**53."""
+    if type(x) is float:
+        out[0] = <double>x
+        return True
+    if type(x) is int and -9007199254740992 <= x <= 9007199254740992:
+        out[0] = <double>x
+        return True
+    return False
+
+
+cdef bint _accumulate(object weights, Py_ssize_t n, double *cum):
+    """``cum`` = itertools.accumulate(weights), exactly as Python sums them:
+    False where a weight is not a float or exact int, or a running sum of
+    ints alone leaves the doubles' exact range."""
+    cdef Py_ssize_t i
+    cdef double total = 0.0, w
+    cdef bint ints_only = True
+    for i in range(n):
+        weight = PySequence_GetItem(weights, i)
+        if not _exact_double(weight, &w):
+            return False
+        if type(weight) is float:
+            ints_only = False
+        total = w if i == 0 else total + w
+        if ints_only and not -_TWO_53 <= total <= _TWO_53:
+            return False
+        cum[i] = total
+    return True
+
+
+cdef inline Py_ssize_t _bisect_right(const double *a, Py_ssize_t hi,
+                                     double x) noexcept nogil:
+    """bisect.bisect_right(a, x, 0, hi)."""
+    cdef Py_ssize_t lo = 0, mid
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if x < a[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef object _choices_weighted(object population, object weights, Py_ssize_t n,
+                              Py_ssize_t k):
+    """The stdlib's weighted choices, or None where it must run itself."""
+    cdef Py_ssize_t i
+    cdef double total
+    cdef double *cum = <double *>PyMem_Malloc(n * sizeof(double))
+    if cum == NULL:
+        raise MemoryError()
+    try:
+        if not _accumulate(weights, n, cum):
+            return None
+        total = cum[n - 1] + 0.0
+        if not (total > 0.0 and isfinite(total)):
+            return None  # the stdlib's ValueError (or, before 3.10, its result)
+        out = []
+        for i in range(k):
+            out.append(PySequence_GetItem(
+                population, _bisect_right(cum, n - 1, _draw() * total)))
+        return out
+    finally:
+        PyMem_Free(cum)
+
+
+cdef object _choices_cumulative(object population, object cum_weights,
+                                Py_ssize_t n, Py_ssize_t k):
+    """The stdlib's choices over ``cum_weights`` (a list or tuple of length
+    ``n``), or None where it must run itself.  It bisects the sequence in
+    place (no O(n) pass): a float compares in C, anything else as bisect
+    compares it."""
+    cdef Py_ssize_t i, lo, hi, mid
+    cdef double total, x
+    cdef bint below
+    if not _exact_double(PySequence_GetItem(cum_weights, n - 1), &total):
+        return None
+    total += 0.0
+    if not (total > 0.0 and isfinite(total)):
+        return None
+    out = []
+    for i in range(k):
+        x = _draw() * total
+        lo = 0
+        hi = n - 1
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            item = PySequence_GetItem(cum_weights, mid)
+            if type(item) is float:
+                below = x < <double>item
+            else:
+                below = PyObject_RichCompareBool(x, item, Py_LT)
+            if below:
+                hi = mid
+            else:
+                lo = mid + 1
+        out.append(PySequence_GetItem(population, lo))
+    return out
+
+
+def choices(self, population, weights=None, *, cum_weights=None, k=1):
+    """Return a k sized list of population elements chosen with replacement.
+
+    If the relative weights or cumulative weights are not specified,
+    the selections are made with equal probability.
+    """
+    cdef Py_ssize_t n, i, count, index
+    cdef double nf
+    if (type(self) is not _plain_type or type(k) is not int
+            or not 0 <= k <= PY_SSIZE_T_MAX
+            or (type(population) is not list and type(population) is not tuple)):
+        return _std.choices(self, population, weights, cum_weights=cum_weights,
+                            k=k)
+    n = len(population)
+    count = k
+    if weights is None and cum_weights is None and n:
+        nf = <double>n
+        out = []
+        for i in range(count):
+            index = <Py_ssize_t>(_draw() * nf)
+            # (a list's own indexing: safe against a concurrent resize)
+            out.append(PySequence_GetItem(population, index))
+        return out
+    out = None
+    if n == 0 or (weights is not None and cum_weights is not None):
+        pass  # the stdlib's errors
+    elif cum_weights is None:
+        if ((type(weights) is list or type(weights) is tuple)
+                and len(weights) == n):
+            out = _choices_weighted(population, weights, n, count)
+    elif ((type(cum_weights) is list or type(cum_weights) is tuple)
+            and len(cum_weights) == n):
+        out = _choices_cumulative(population, cum_weights, n, count)
+    if out is None:
+        return _std.choices(self, population, weights, cum_weights=cum_weights,
+                            k=k)
+    return out
