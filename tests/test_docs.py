@@ -81,8 +81,7 @@ def _missing(code, doctest=False):
 def _needs(code, doctest=False):
     missing = _missing(code, doctest)
     if missing:
-        pytest.skip(f"the examples use {', '.join(missing)}, which is not "
-                    f"installed")
+        pytest.skip(f"the examples use {', '.join(missing)}: not installed")
 
 
 # ---- README ------------------------------------------------------------------------

@@ -65,8 +65,8 @@ def test_dask_random_state_recipe(scheduler):
 
 
 def test_dask_arrays_never_share_keys_or_values():
-    import dask
     rs = _dask_random_state()
+    import dask
     a, b = rs.random_sample((8, 8), chunks=2), rs.random_sample((8, 8), chunks=2)
     assert a.name != b.name
     seen = [set(_chunks(v)) for v in dask.compute(a, b, scheduler="threads")]
