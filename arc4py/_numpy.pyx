@@ -203,15 +203,18 @@ cdef class BitGenerator(_NumpyBitGenerator):
     Copying and pickling
         ``copy.copy``, ``copy.deepcopy`` and ``pickle`` (and so
         ``multiprocessing``) give a new, independent ``BitGenerator``; no
-        two of them ever share a stream.  The same holds for ``spawn(n)``
-        and for a ``Generator`` or ``RandomState`` over this class (a
-        ``RandomState`` copy keeps only numpy's legacy spare normal, if
-        the original held one; ``Generator`` keeps none).  The same spare
-        survives ``fork()``: a ``RandomState`` that held one when the
-        process forked hands that value out first in parent and child
-        alike.  It is numpy's cache, inside the ``RandomState`` (arc4py's
-        own state reseeds in the child); use ``Generator``, which has no
-        such cache, or draw once after forking to drop it.
+        two of them ever share a stream.  The same holds for ``spawn(n)``,
+        ``jumped()`` and for a ``Generator`` or ``RandomState`` over this
+        class (a ``RandomState`` copy keeps only numpy's legacy spare
+        normal, if the original held one; ``Generator`` keeps none).  The
+        same spare survives ``fork()``: a ``RandomState`` that held one
+        when the process forked hands that value out first in parent and
+        child alike.  It is numpy's cache, inside the ``RandomState``
+        (arc4py's own state reseeds in the child); use ``Generator``,
+        which has no such cache, or draw once after forking to drop it.
+        Two objects never pickle alike (a random tag, which seeds
+        nothing), so libraries that name work by its pickle, such as
+        dask, never take two generators for one.
 
     OS entropy failure
         The bitgen_t functions numpy calls cannot report an error.  If the
@@ -234,6 +237,8 @@ cdef class BitGenerator(_NumpyBitGenerator):
         numpy's ``"BitGenerator"`` capsule holding this object's bitgen_t.
     """
 
+    cdef str _pickle_tag  # see __reduce__
+
     def __cinit__(self, *args, **kwargs):
         # Valid from allocation on, even if __init__ is never run.
         self._install()
@@ -245,8 +250,6 @@ cdef class BitGenerator(_NumpyBitGenerator):
         self._bitgen.next_uint32 = _api.bitgen_u32
         self._bitgen.next_double = _api.bitgen_double
         self._bitgen.next_raw = _api.bitgen_u64
-
-    cdef str _pickle_tag
 
     def __init__(self, seed=None):
         if seed is None:
@@ -260,7 +263,6 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     def __repr__(self):
         return f"<arc4py.BitGenerator object at {id(self):#x}>"
-
 
     def __reduce__(self):
         # Nothing to carry over: a copy is a new, independent generator.
@@ -298,25 +300,21 @@ cdef class BitGenerator(_NumpyBitGenerator):
         # Nothing to restore: the output can never be reproduced.
 
     def spawn(self, n_children):
-        """spawn(n_children)
-
-        A list of ``n_children`` new, independent ``BitGenerator`` s, as
+        """A list of ``n_children`` new, independent ``BitGenerator`` s, as
         numpy's ``BitGenerator.spawn`` (and so ``Generator.spawn``)."""
         return [type(self)() for _ in range(_size_arg(n_children, "n_children"))]
 
     def jumped(self, jumps=1):
-        """jumped(jumps=1)
-
-        A new, independent ``BitGenerator``.
+        """A new, independent ``BitGenerator``.
 
         numpy's ``jumped`` returns a generator whose stream does not
         overlap this one's.  Here that holds for any new generator:
         neither object holds a position in a stream; each draw takes
-        ChaCha20 keystream the calling thread's state has never handed out
-        before (and the key it came from is erased), so no value drawn
-        through one is ever drawn again through the other, however many
-        draws either makes.  ``jumps`` (an int >= 0) is accepted for
-        numpy's signature and changes nothing.
+        ChaCha20 keystream that the calling thread's state has never
+        handed out before (and erases the key it came from), so no
+        keystream handed out through one is ever handed out again through
+        the other, however many draws either makes.  ``jumps`` (an int
+        >= 0) is there for numpy's signature and changes nothing.
         """
         if _int_arg(jumps, "jumps") < 0:
             raise ValueError(f"jumps must be non-negative, not {jumps}")
