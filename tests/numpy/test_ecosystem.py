@@ -24,9 +24,8 @@ def _arc4py_random_state():
 
 
 # ---- dask ---------------------------------------------------------------------------
-# dask.array.random.Generator rebuilds the generator in each task with
-# numpy.random.default_rng or ``<package of the bit generator>.random.
-# default_rng`` (numpy or cupy), never with the bit generator's own class;
+# dask.array.random.Generator builds a numpy generator in each task from a
+# seed sequence spawned from the bit generator's (arc4py's holds no seed);
 # dask.array.random.RandomState takes any factory of RandomState objects.
 
 def arc4py_random_state(seed_ignored):
@@ -107,11 +106,10 @@ def test_dask_map_blocks_with_two_generators_are_two_arrays():
     assert len(set().union(*seen)) == 16 * len(arrays)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "dask.array.random.Generator rebuilds the generator in each task with "
-    "<package>.random.default_rng (numpy's or cupy's), which makes a PCG64 "
-    "and cannot from a seed sequence that holds no seed; use the RandomState "
-    "recipe"))
+@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=(
+    "dask.array.random.Generator builds a numpy generator in each task from "
+    "a seed sequence spawned from the bit generator's, and arc4py's holds no "
+    "seed: use the RandomState recipe"))
 def test_dask_generator_api():
     da = _need("dask.array", '"dask[array]"')
     da.random.default_rng(arc4py.default_rng()).random(4, chunks=2).compute()
