@@ -14,6 +14,8 @@ from typing_extensions import Self, TypeAlias
 
 # A shape, as numpy takes it: an int or a sequence of ints.
 _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
+# A seed sequence that holds no seed: the only seed arc4py takes.
+_Seedless: TypeAlias = numpy.random.bit_generator.SeedlessSeedSequence
 
 def random_u32_array(size: _Size) -> npt.NDArray[np.uint32]: ...
 def random_u64_array(size: _Size) -> npt.NDArray[np.uint64]: ...
@@ -27,9 +29,9 @@ class BitGenerator(numpy.random.BitGenerator):
     sequence gives a new generator); copies, pickles, spawned children and
     jumped() are new, independent generators."""
 
-    def __init__(self, seed: numpy.random.bit_generator.SeedlessSeedSequence | None = None) -> None: ...
+    def __init__(self, seed: _Seedless | None = None) -> None: ...
     @property
-    def seed_seq(self) -> numpy.random.bit_generator.SeedlessSeedSequence: ...
+    def seed_seq(self) -> _Seedless: ...
     @property
     def state(self) -> dict[str, Any]: ...
     @state.setter
@@ -52,5 +54,5 @@ class Generator(numpy.random.Generator):
     """numpy's Generator over an arc4py.BitGenerator, as default_rng() gives."""
 
 def default_rng(
-    seed: numpy.random.bit_generator.SeedlessSeedSequence | BitGenerator | numpy.random.Generator | None = None,
+    seed: _Seedless | BitGenerator | numpy.random.Generator | None = None,
 ) -> numpy.random.Generator: ...

@@ -9,8 +9,9 @@ import pytest
 np = pytest.importorskip("numpy", reason="numpy is not installed "
                          "(pip install 'arc4py[numpy]')")
 
-import arc4py  # noqa: E402
 from numpy.random.bit_generator import SeedlessSeedSequence  # noqa: E402
+
+import arc4py  # noqa: E402
 
 NUMPY_VERSION = tuple(int(p) for p in np.__version__.split(".")[:2])
 
