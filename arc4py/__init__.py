@@ -396,10 +396,12 @@ def default_rng(seed=None):
     """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
     every numpy distribution, drawn from the CSPRNG.
 
-    ``seed`` may only be ``None`` (it is there for the signature of
-    ``numpy.random.default_rng``): a CSPRNG seeds itself from the OS, so
-    any other value is a ``TypeError``; use ``numpy.random.default_rng(seed)``
-    for a reproducible stream.
+    ``seed`` takes what ``numpy.random.default_rng`` takes that cannot
+    reproduce a stream: ``None`` or a seed sequence that holds no seed (a
+    new generator), an ``arc4py.BitGenerator`` (wrapped), a ``Generator``
+    over one (returned as it is).  A real seed is a ``TypeError``: a CSPRNG
+    seeds itself from the OS; use ``numpy.random.default_rng(seed)`` for a
+    reproducible stream.
     """
     return _numpy_module().default_rng(seed)
 

@@ -17,8 +17,7 @@ from operator import index as _index
 
 import numpy as _np
 from numpy.random import Generator as _NumpyGenerator
-from numpy.random import SeedSequence as _SeedSequence
-from numpy.random.bit_generator import SeedlessSeedSequence as _NumpySeedless
+from numpy.random.bit_generator import SeedlessSeedSequence as _Seedless
 
 from arc4py._core import _C_API, arc4random_buf as _arc4random_buf
 
@@ -184,15 +183,14 @@ cdef class BitGenerator(_NumpyBitGenerator):
 
     Seeding
         None.  ``seed`` may be ``None`` or a seed sequence that carries no
-        seed (numpy's ``SeedlessSeedSequence`` or a subclass, such as
-        ``seed_seq``): numpy's own protocol, ``type(bg)(bg.seed_seq)``, and
-        so ``spawn``, dask and scipy, give a new generator this way.  A
-        real seed (an int, bytes, an array, a ``SeedSequence`` with
-        entropy) raises ``TypeError``: a CSPRNG seeded by the caller would
-        be reproducible, which is what it must not be.  Use
-        ``numpy.random.default_rng(seed)`` or ``numpy.random.PCG64(seed)``
-        for a reproducible stream.  ``seed_seq`` is an
-        ``arc4py._numpy.SeedlessSeedSequence``, which holds nothing.
+        seed (``numpy.random.bit_generator.SeedlessSeedSequence``, which
+        is what ``seed_seq`` is): numpy's own protocol,
+        ``type(bg)(bg.seed_seq)``, which ``spawn`` and libraries such as
+        scipy use, gives a new generator.  A real seed (an int, bytes, an
+        array, a ``SeedSequence``) raises ``TypeError``: a CSPRNG seeded
+        by the caller would be reproducible, which is what it must not be.
+        Use ``numpy.random.default_rng(seed)`` or
+        ``numpy.random.PCG64(seed)`` for a reproducible stream.
 
     State
         ``state`` is ``{'bit_generator': 'arc4py.BitGenerator',
@@ -205,15 +203,18 @@ cdef class BitGenerator(_NumpyBitGenerator):
     Copying and pickling
         ``copy.copy``, ``copy.deepcopy`` and ``pickle`` (and so
         ``multiprocessing``) give a new, independent ``BitGenerator``; no
-        two of them ever share a stream.  The same holds for ``spawn(n)``
-        and for a ``Generator`` or ``RandomState`` over this class (a
-        ``RandomState`` copy keeps only numpy's legacy spare normal, if
-        the original held one; ``Generator`` keeps none).  The same spare
-        survives ``fork()``: a ``RandomState`` that held one when the
-        process forked hands that value out first in parent and child
-        alike.  It is numpy's cache, inside the ``RandomState`` (arc4py's
-        own state reseeds in the child); use ``Generator``, which has no
-        such cache, or draw once after forking to drop it.
+        two of them ever share a stream.  The same holds for ``spawn(n)``,
+        ``jumped()`` and for a ``Generator`` or ``RandomState`` over this
+        class (a ``RandomState`` copy keeps only numpy's legacy spare
+        normal, if the original held one; ``Generator`` keeps none).  The
+        same spare survives ``fork()``: a ``RandomState`` that held one
+        when the process forked hands that value out first in parent and
+        child alike.  It is numpy's cache, inside the ``RandomState``
+        (arc4py's own state reseeds in the child); use ``Generator``,
+        which has no such cache, or draw once after forking to drop it.
+        Two objects never pickle alike (a random tag, which seeds
+        nothing), so libraries that name work by its pickle, such as
+        dask, never take two generators for one.
 
     OS entropy failure
         The bitgen_t functions numpy calls cannot report an error.  If the
@@ -236,6 +237,8 @@ cdef class BitGenerator(_NumpyBitGenerator):
         numpy's ``"BitGenerator"`` capsule holding this object's bitgen_t.
     """
 
+    cdef str _pickle_tag  # see __reduce__
+
     def __cinit__(self, *args, **kwargs):
         # Valid from allocation on, even if __init__ is never run.
         self._install()
@@ -248,15 +251,12 @@ cdef class BitGenerator(_NumpyBitGenerator):
         self._bitgen.next_double = _api.bitgen_double
         self._bitgen.next_raw = _api.bitgen_u64
 
-    cdef object _dask_token
-
     def __init__(self, seed=None):
-        if seed is not None and not isinstance(seed, _NumpySeedless):
+        if seed is None:
+            # No OS entropy spent on a seed nobody uses.
+            seed = _Seedless()
+        elif not isinstance(seed, _Seedless):
             _refuse_seed("arc4py.BitGenerator", seed)
-        if not isinstance(seed, SeedlessSeedSequence):
-            # Spawning from it gives numpy SeedSequence objects, which is
-            # what dask's workers turn back into bit generators.
-            seed = SeedlessSeedSequence()
         super().__init__(seed)
         # Again: the base __init__ resets the bitgen_t's state pointer.
         self._install()
@@ -264,20 +264,17 @@ cdef class BitGenerator(_NumpyBitGenerator):
     def __repr__(self):
         return f"<arc4py.BitGenerator object at {id(self):#x}>"
 
-    def __dask_tokenize__(self):
-        # Every instance pickles alike (there is nothing to carry), so dask
-        # would give two arrays drawn from two generators the same keys
-        # and compute one of them twice: each instance has its own token.
-        if self._dask_token is None:
-            self._dask_token = ("arc4py.BitGenerator",
-                                _arc4random_buf(16).hex())
-        return self._dask_token
-
     def __reduce__(self):
         # Nothing to carry over: a copy is a new, independent generator.
         # numpy 1.x's RandomState/Generator pickling reads this as
-        # (ctor, (name,), state) and calls ctor(name): keep that shape.
-        return (_bit_generator_ctor, (_STATE_NAME,), None)
+        # (ctor, (name, ...), state) and calls ctor(name): keep that shape.
+        # The tag, random and drawn once per object, seeds nothing: it
+        # keeps two generators' pickles apart for libraries that name work
+        # by its arguments' pickles (dask's tokenize), which would
+        # otherwise take two generators for one and compute once.
+        if self._pickle_tag is None:
+            self._pickle_tag = _arc4random_buf(16).hex()
+        return (_bit_generator_ctor, (_STATE_NAME, self._pickle_tag), None)
 
     @property
     def state(self):
@@ -303,25 +300,21 @@ cdef class BitGenerator(_NumpyBitGenerator):
         # Nothing to restore: the output can never be reproduced.
 
     def spawn(self, n_children):
-        """spawn(n_children)
-
-        A list of ``n_children`` new, independent ``BitGenerator`` s, as
+        """A list of ``n_children`` new, independent ``BitGenerator`` s, as
         numpy's ``BitGenerator.spawn`` (and so ``Generator.spawn``)."""
-        return [type(self)(seq) for seq in self._seed_seq.spawn(n_children)]
+        return [type(self)() for _ in range(_size_arg(n_children, "n_children"))]
 
     def jumped(self, jumps=1):
-        """jumped(jumps=1)
-
-        A new, independent ``BitGenerator``.
+        """A new, independent ``BitGenerator``.
 
         numpy's ``jumped`` returns a generator whose stream does not
         overlap this one's.  Here that holds for any new generator:
         neither object holds a position in a stream; each draw takes
-        ChaCha20 keystream the calling thread's state has never handed out
-        before (and the key it came from is erased), so no value drawn
-        through one is ever drawn again through the other, however many
-        draws either makes.  ``jumps`` (an int >= 0) is accepted for
-        numpy's signature and changes nothing.
+        ChaCha20 keystream that the calling thread's state has never
+        handed out before (and erases the key it came from), so no
+        keystream handed out through one is ever handed out again through
+        the other, however many draws either makes.  ``jumps`` (an int
+        >= 0) is there for numpy's signature and changes nothing.
         """
         if _int_arg(jumps, "jumps") < 0:
             raise ValueError(f"jumps must be non-negative, not {jumps}")
@@ -352,9 +345,9 @@ cdef class BitGenerator(_NumpyBitGenerator):
 _STATE_NAME = "arc4py.BitGenerator"
 
 
-def _bit_generator_ctor(name=_STATE_NAME):
+def _bit_generator_ctor(name=_STATE_NAME, tag=None):
     """Pickling helper: a new, independent ``BitGenerator`` (nothing of
-    the pickled one is carried over)."""
+    the pickled one is carried over; ``tag`` only told pickles apart)."""
     if name != _STATE_NAME:
         raise ValueError(f"{name!r} is not {_STATE_NAME}")
     return BitGenerator()
@@ -370,43 +363,6 @@ def _refuse_seed(what, seed):
         f"numpy.random.default_rng(seed) or numpy.random.PCG64(seed).")
 
 
-class SeedlessSeedSequence(_SeedSequence, _NumpySeedless):
-    """The seed sequence of an ``arc4py.BitGenerator``: it holds no seed.
-
-    A numpy ``SeedSequence`` (so libraries that rebuild a bit generator
-    from ``isinstance(s, SeedSequence)`` accept it, as dask's workers do)
-    and a ``SeedlessSeedSequence`` (so ``arc4py.BitGenerator(s)`` takes it
-    and numpy's other bit generators refuse it).  ``spawn(n)`` gives
-    ``n`` more of the same; ``generate_state`` raises
-    ``NotImplementedError``, as numpy's seedless sequence does: there is
-    no seed to expand.  Pickling carries nothing.
-    """
-
-    def __init__(self):
-        # SeedSequence.__init__ would draw an entropy nobody uses.
-        pass
-
-    def generate_state(self, n_words, dtype=_np.uint32):
-        raise NotImplementedError(
-            "arc4py's SeedlessSeedSequence holds no seed and cannot generate "
-            "state: arc4py.BitGenerator(seq) seeds itself from the OS")
-
-    def spawn(self, n_children):
-        return [type(self)()
-                for _ in range(_size_arg(n_children, "n_children"))]
-
-    @property
-    def state(self):
-        return {"entropy": None, "spawn_key": (), "pool_size": 0,
-                "n_children_spawned": 0}
-
-    def __repr__(self):
-        return "arc4py._numpy.SeedlessSeedSequence()"
-
-    def __reduce__(self):
-        return (type(self), ())
-
-
 class Generator(_NumpyGenerator):
     """The ``numpy.random.Generator`` that ``arc4py.default_rng()`` returns:
     numpy's, over an ``arc4py.BitGenerator``, with a ``repr`` that says so
@@ -416,33 +372,21 @@ class Generator(_NumpyGenerator):
         return f"Generator(arc4py.{type(self.bit_generator).__name__})"
 
     def __repr__(self):
-        return f"{self} at {id(self):#X}"
+        return f"{self} at 0x{id(self):X}"
 
     def __reduce__(self):
-        return (_generator_ctor, ())
-
-
-def _generator_ctor():
-    """Pickling helper: a new ``Generator`` over a new ``BitGenerator``."""
-    return Generator(BitGenerator())
+        # The bit generator pickles as a new one (and keeps pickles of two
+        # generators apart).
+        return (Generator, (self.bit_generator,))
 
 
 def default_rng(seed=None):
-    """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
-    every numpy distribution, drawn from the CSPRNG.
-
-    ``seed`` takes what ``numpy.random.default_rng`` does that cannot
-    reproduce a stream: ``None`` or a seedless seed sequence (a new
-    generator), an ``arc4py.BitGenerator`` (wrapped), a ``Generator`` over
-    one (returned as is).  A real seed, or another bit generator, is a
-    ``TypeError`` (a CSPRNG seeds itself from the OS; use
-    ``numpy.random.default_rng(seed)`` for a reproducible stream).
-    """
+    """What ``arc4py.default_rng`` returns (see its docstring)."""
     if isinstance(seed, BitGenerator):
         return Generator(seed)
     if isinstance(seed, _NumpyGenerator) and isinstance(seed.bit_generator,
                                                         BitGenerator):
         return seed
-    if seed is not None and not isinstance(seed, _NumpySeedless):
+    if seed is not None and not isinstance(seed, _Seedless):
         _refuse_seed("arc4py.default_rng", seed)
     return Generator(BitGenerator(seed))

@@ -122,6 +122,11 @@ GOOD_NUMPY = """
     assert_type(bg.random_raw(10), npt.NDArray[np.uint64])
     assert_type(bg.random_raw(10, output=False), None)
     assert_type(bg.spawn(2), list[arc4py.BitGenerator])
+    assert_type(bg.jumped(), arc4py.BitGenerator)
+    assert_type(bg.jumped(jumps=2), arc4py.BitGenerator)
+    assert_type(type(bg)(bg.seed_seq), arc4py.BitGenerator)
+    assert_type(arc4py.default_rng(bg), np.random.Generator)
+    assert_type(arc4py.default_rng(arc4py.default_rng()), np.random.Generator)
     state = bg.state
     g = np.random.Generator(bg)
     x: float = g.random()
@@ -153,6 +158,7 @@ BAD_NUMPY = """
 
     arc4py.BitGenerator(5)  # E: arg-type
     arc4py.default_rng(1)  # E: arg-type
+    arc4py.BitGenerator().jumped("2")  # E: arg-type
     arc4py.random(size="3")  # E: arg-type|call-overload
 """
 

@@ -348,9 +348,12 @@ def op_bitgenerator(d):
         return
     k = d.byte() % 6
     if k == 0:
-        seed = d.pick([None, 0, 1, 2 ** 64, "x", b"", np.random.SeedSequence(1)])
+        seedless = np.random.bit_generator.SeedlessSeedSequence()
+        seed = d.pick([None, 0, 1, 2 ** 64, "x", b"", np.random.SeedSequence(1),
+                       seedless])
         ok, bg = call(arc4py.BitGenerator, seed)
-        check(ok == (seed is None), f"BitGenerator({seed!r}) -> {ok}")
+        check(ok == (seed is None or seed is seedless),
+              f"BitGenerator({seed!r}) -> {ok}")
         return
     bg = arc4py.BitGenerator()
     if k == 1:
@@ -378,6 +381,9 @@ def op_bitgenerator(d):
         if ok:
             raws = [k.random_raw() for k in kids] + [bg.random_raw()]
             check(len(set(raws)) == len(raws), "spawned generators repeat")
+        ok, other = call(bg.jumped, d.pick([1, 0, 5, -1, "x", 1.5]))
+        if ok:
+            check(other.random_raw() != bg.random_raw(), "jumped generator repeats")
     else:
         import pickle
         bg2 = pickle.loads(pickle.dumps(bg))

@@ -9,8 +9,9 @@ import pytest
 np = pytest.importorskip("numpy", reason="numpy is not installed "
                          "(pip install 'arc4py[numpy]')")
 
-import arc4py  # noqa: E402
 from numpy.random.bit_generator import SeedlessSeedSequence  # noqa: E402
+
+import arc4py  # noqa: E402
 
 NUMPY_VERSION = tuple(int(p) for p in np.__version__.split(".")[:2])
 
@@ -26,49 +27,27 @@ def _differ(a, b):
 
 def test_seedless_seed_sequences_give_a_new_generator():
     bg = arc4py.BitGenerator()
-    for seq in (bg.seed_seq, SeedlessSeedSequence(),
-                arc4py._numpy.SeedlessSeedSequence()):
-        other = type(bg)(seq)
+    assert isinstance(bg.seed_seq, SeedlessSeedSequence)
+    for seq in (bg.seed_seq, SeedlessSeedSequence()):
+        other = type(bg)(seq)          # numpy's protocol
         assert isinstance(other, arc4py.BitGenerator)
+        assert other.seed_seq is seq   # kept, as numpy's generators keep it
         assert _differ(bg, other)
-        assert type(bg)(seed=seq).state == bg.state
-
-
-def test_seed_seq_is_numpys_seedless_and_a_seed_sequence():
-    seq = arc4py.BitGenerator().seed_seq
-    assert isinstance(seq, SeedlessSeedSequence)
-    assert isinstance(seq, np.random.SeedSequence)
-    assert seq.entropy is None
-    children = seq.spawn(3)
-    assert len(children) == 3 and len({id(c) for c in children}) == 3
-    assert all(isinstance(c, type(seq)) for c in children)
-    with pytest.raises(ValueError):
-        seq.spawn(-1)
+        assert _differ(other, type(bg)(seed=seq))
 
 
 def test_seed_seq_cannot_seed_another_bit_generator():
     # It holds no seed: numpy's generators, which expand one, fail closed.
     seq = arc4py.BitGenerator().seed_seq
-    with pytest.raises(NotImplementedError, match="holds no seed"):
-        seq.generate_state(4)
     for cls in (np.random.PCG64, np.random.Philox, np.random.MT19937):
         with pytest.raises(NotImplementedError):
             cls(seq)
 
 
-def test_seed_seq_pickles_as_nothing():
-    seq = arc4py.BitGenerator().seed_seq
-    data = pickle.dumps(seq)
-    assert type(pickle.loads(data)) is type(seq)
-    # a class reference and no state: nothing a worker could replay
-    assert pickle.loads(data).state == seq.state
-    assert len(data) < 100
-
-
 @pytest.mark.parametrize("seed", [
     0, 12345, 2**200, b"seed", [1, 2, 3], np.arange(4, dtype=np.uint32),
     np.random.SeedSequence(1), np.random.SeedSequence(),
-    np.random.PCG64(1),
+    np.random.SeedSequence(1).spawn(1)[0], np.random.PCG64(1),
 ], ids=lambda s: type(s).__name__)
 def test_real_seeds_are_refused_naming_what_to_use(seed):
     for make in (arc4py.BitGenerator, arc4py.default_rng):
@@ -161,11 +140,10 @@ def test_state_errors_say_what_a_state_is():
 
 def test_reprs_say_arc4py():
     g = arc4py.default_rng()
-    assert repr(g).startswith("Generator(arc4py.BitGenerator) at 0X")
+    assert repr(g).startswith("Generator(arc4py.BitGenerator) at 0x")
     assert str(g) == "Generator(arc4py.BitGenerator)"
     assert "arc4py" not in repr(np.random.default_rng())
     assert repr(arc4py.BitGenerator()).startswith("<arc4py.BitGenerator object")
-    assert "arc4py" in repr(arc4py.BitGenerator().seed_seq)
 
 
 def test_default_rng_pickles_as_a_new_generator():
@@ -175,3 +153,18 @@ def test_default_rng_pickles_as_a_new_generator():
     assert str(g2) == "Generator(arc4py.BitGenerator)"
     assert g2.bit_generator is not g.bit_generator
     assert not np.array_equal(g.random(8), g2.random(8))
+
+
+def test_two_generators_never_pickle_alike():
+    # Libraries that name work by the pickle of its arguments (dask's
+    # tokenize) must not take two generators for one.  One object pickles
+    # the same way each time; its copies are other objects.
+    bg = arc4py.BitGenerator()
+    assert pickle.dumps(bg) == pickle.dumps(bg)
+    for make in (arc4py.BitGenerator, arc4py.default_rng,
+                 lambda: np.random.RandomState(arc4py.BitGenerator())):
+        if NUMPY_VERSION < (2, 0) and make is not arc4py.default_rng:
+            continue   # numpy 1.x pickles a numpy object by its name only
+        a, b = make(), make()
+        assert pickle.dumps(a) != pickle.dumps(b)
+        assert pickle.dumps(pickle.loads(pickle.dumps(a))) != pickle.dumps(a)

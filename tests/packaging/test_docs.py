@@ -7,7 +7,9 @@ reference builds with Sphinx with warnings as errors.
   against this Python and arc4py.get_include(), then imported and called.
 - docs/*.rst: the ``>>>`` examples run as doctests, ``.. code-block::
   python`` blocks are executed, ``.. code-block:: c`` blocks built as the
-  README's.
+  README's.  A page or block that imports a module which is not installed
+  (numpy; dask, scipy, scikit-learn, pandas on the ecosystem page) is
+  skipped, naming it.
 - ``python -m sphinx -W -b html docs OUT``: skipped, saying so, without
   Sphinx (pip install ".[docs]").
 """
@@ -28,13 +30,6 @@ from helpers import REPO, child_env, find_cc
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
-
-try:
-    import numpy  # noqa: F401
-    HAVE_NUMPY = True
-except ImportError:
-    HAVE_NUMPY = False
-
 
 def _readme():
     if not README.exists():
@@ -71,9 +66,22 @@ def rst_blocks(text, lang):
     return out
 
 
-def _needs(code):
-    if "import numpy" in code and not HAVE_NUMPY:
-        pytest.skip("the example uses numpy, which is not installed")
+def _missing(code, doctest=False):
+    """The modules ``code`` imports that are not installed (the ecosystem
+    page shows dask, distributed, scipy, scikit-learn and pandas); with
+    ``doctest``, only its ``>>>`` lines are code."""
+    prompt = r"(?:>>>|\.\.\.)\s+" if doctest else r"(?:(?:>>>|\.\.\.)\s+)?"
+    names = re.findall(rf"^\s*{prompt}(?:import|from) ([\w.]+)", code, re.M)
+    # dask.distributed is dask's module that imports the distributed package
+    tops = {"distributed" if n == "dask.distributed" else n.split(".")[0]
+            for n in names}
+    return sorted(t for t in tops if importlib.util.find_spec(t) is None)
+
+
+def _needs(code, doctest=False):
+    missing = _missing(code, doctest)
+    if missing:
+        pytest.skip(f"the examples use {', '.join(missing)}: not installed")
 
 
 # ---- README ------------------------------------------------------------------------
@@ -146,7 +154,7 @@ def test_docs_doctests_pass(page):
     pages = {p.name: p for p in _docs()}
     if page not in pages:
         pytest.skip("no docs pages")
-    _needs(pages[page].read_text(encoding="utf-8"))
+    _needs(pages[page].read_text(encoding="utf-8"), doctest=True)
     result = doctest.testfile(str(pages[page]), module_relative=False,
                               optionflags=doctest.ELLIPSIS, report=False,
                               verbose=False, encoding="utf-8")
@@ -159,7 +167,7 @@ def test_docs_python_blocks_run():
     for page in _docs():
         for k, code in enumerate(rst_blocks(page.read_text(encoding="utf-8"),
                                             "python")):
-            if "import numpy" in code and not HAVE_NUMPY:
+            if _missing(code):
                 continue
             exec(compile(code, f"{page.name} python block {k}", "exec"), {})
 
@@ -211,6 +219,7 @@ def test_sphinx_build_has_no_warnings(tmp_path):
     api = (out / "api.html").read_text(encoding="utf-8")
     # signatures come from the stubs: annotations the runtime lacks
     assert "exclusive_upper_bound" in api and "SupportsIndex" in api
-    for page in ("index", "tour", "numpy", "capi", "security", "platforms"):
+    for page in ("index", "tour", "numpy", "ecosystem", "capi", "security",
+                 "platforms"):
         assert (out / f"{page}.html").exists(), page
     shutil.rmtree(out, ignore_errors=True)
