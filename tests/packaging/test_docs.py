@@ -1,13 +1,12 @@
 """Every example in the README and the API reference (docs/) runs, and the
 reference builds with Sphinx with warnings as errors.
 
-- README.md: each ```python block is executed in a fresh namespace (a
-  setuptools script is only compiled: running it would build); the ```c
-  block is compiled with -Wall -Wextra -Werror as an extension module
-  against this Python and arc4py.get_include(), then imported and called.
+- README.md: each ```python block is executed in a fresh namespace, and
+  its links into docs/ name pages that exist.
 - docs/*.rst: the ``>>>`` examples run as doctests, ``.. code-block::
-  python`` blocks are executed, ``.. code-block:: c`` blocks built as the
-  README's.
+  python`` blocks are executed, and each ``.. code-block:: c`` block is
+  compiled with -Wall -Wextra -Werror as an extension module against this
+  Python and arc4py.get_include(), then imported and called.
 - ``python -m sphinx -W -b html docs OUT``: skipped, saying so, without
   Sphinx (pip install ".[docs]").
 """
@@ -79,9 +78,14 @@ def _needs(code):
 # ---- README ------------------------------------------------------------------------
 
 def test_readme_has_examples():
-    text = _readme()
-    assert len(fenced(text, "python")) >= 2
-    assert len(fenced(text, "c")) == 1
+    assert len(fenced(_readme(), "python")) >= 2
+
+
+def test_readme_links_into_docs_resolve():
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", _readme())
+    assert links, "the README links to no page of docs/"
+    for link in links:
+        assert (REPO / link).is_file(), f"README links to {link}, which is missing"
 
 
 def _readme_python_blocks():
@@ -94,9 +98,6 @@ def _readme_python_blocks():
 @pytest.mark.parametrize("code", _readme_python_blocks())
 def test_readme_python_block_runs(code):
     index = fenced(_readme(), "python").index(code)
-    if "from setuptools import" in code:
-        compile(code, f"README.md python block {index}", "exec")
-        return
     _needs(code)
     exec(compile(code, f"README.md python block {index}", "exec"), {})
 
@@ -122,15 +123,6 @@ def build_c_example(code, tmp_path, name="dice"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"),
-                    reason="the example is built with a Unix C compiler here")
-def test_readme_c_example_builds_cleanly_and_runs(tmp_path):
-    dice = build_c_example(fenced(_readme(), "c")[0], tmp_path)
-    total = dice.roll(1000)
-    assert 1000 <= total <= 6000
-    assert dice.roll(0) == 0
 
 
 # ---- docs/ ----------------------------------------------------------------------
@@ -174,9 +166,8 @@ def test_docs_c_example_builds_cleanly_and_runs(tmp_path):
         where = tmp_path / str(k)   # a loaded module's file is never rewritten
         where.mkdir()
         mod = build_c_example(code, where, name="dice")
-        assert 10 <= mod.roll(10) <= 60
-    # the page and the README show the same module
-    assert blocks[0] == fenced(_readme(), "c")[0]
+        assert 1000 <= mod.roll(1000) <= 6000
+        assert mod.roll(0) == 0
 
 
 def test_api_reference_covers_the_public_api():
@@ -211,6 +202,7 @@ def test_sphinx_build_has_no_warnings(tmp_path):
     api = (out / "api.html").read_text(encoding="utf-8")
     # signatures come from the stubs: annotations the runtime lacks
     assert "exclusive_upper_bound" in api and "SupportsIndex" in api
-    for page in ("index", "tour", "numpy", "capi", "security", "platforms"):
+    for page in ("index", "tour", "numpy", "capi", "security", "platforms",
+                 "building", "benchmarks"):
         assert (out / f"{page}.html").exists(), page
     shutil.rmtree(out, ignore_errors=True)
