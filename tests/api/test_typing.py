@@ -205,6 +205,7 @@ def test_stubs_cover_public_api():
         assert re.search(rf"\b{name}\b", text), f"{name} not in __init__.pyi"
 
 
+@pytest.mark.slow
 def test_no_errors_in_stubs(mypy_run):
     others = {k: v for k, v in mypy_run["errors"].items()
               if k not in mypy_run["samples"]}
@@ -263,6 +264,7 @@ arc4py\.(?!_core\.|_keystream\.|_numpy\.)_[_a-zA-Z0-9]*\..*
 """
 
 
+@pytest.mark.slow
 def test_stubtest_matches_runtime(tmp_path):
     """mypy's stubtest: every stub matches what the runtime really has."""
     (tmp_path / "allow.txt").write_text(STUBTEST_ALLOWLIST.strip() + "\n")

@@ -186,6 +186,7 @@ def test_docs_extra_names_sphinx_and_furo():
     assert '"sphinx' in m.group(1) and '"furo' in m.group(1)
 
 
+@pytest.mark.slow
 def test_sphinx_build_has_no_warnings(tmp_path):
     _docs()
     for mod, why in (("sphinx", "Sphinx"), ("furo", "the furo theme")):

@@ -27,6 +27,9 @@ import pytest
 import arc4py
 from helpers import REPO, run_python
 
+# Runs part of the suite again in a copy of the checkout.
+pytestmark = pytest.mark.slow
+
 PKG_DIR = Path(arc4py.__file__).resolve().parent
 
 SITECUSTOMIZE = '''
