@@ -212,6 +212,7 @@ def test_no_errors_in_stubs(mypy_run):
     assert not others, mypy_run["output"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", [
     "good_core.py",
     pytest.param("good_numpy.py", marks=pytest.mark.skipif(
@@ -221,6 +222,7 @@ def test_correct_use_passes(mypy_run, sample):
     assert not mypy_run["errors"].get(sample), mypy_run["output"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample, source", [
     pytest.param("bad.py", BAD, id="bad.py"),
     pytest.param("bad_numpy.py", BAD_NUMPY, id="bad_numpy.py",
