@@ -7,6 +7,9 @@
     hooks_build      a copy of arc4py built with ARC4PY_TEST_HOOKS=1, its root
     capi_demo        tests/capi_ext's two extensions, built against this
                      arc4py's C API: their directory
+
+A test that uses hooks_build or capi_demo is marked ``slow`` (each builds
+extension modules): ``pytest -m "not slow"`` leaves it out.
 """
 import functools
 import importlib.util
@@ -26,6 +29,14 @@ from helpers import (
     run_child,
     run_python,
 )
+
+_BUILDING_FIXTURES = {"hooks_build", "capi_demo"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _BUILDING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_report_header(config):

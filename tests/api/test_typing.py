@@ -226,12 +226,14 @@ def test_stubs_cover_public_api():
         assert re.search(rf"\b{name}\b", text), f"{name} not in __init__.pyi"
 
 
+@pytest.mark.slow
 def test_no_errors_in_stubs(mypy_run):
     others = {k: v for k, v in mypy_run["errors"].items()
               if k not in mypy_run["samples"]}
     assert not others, mypy_run["output"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", [
     "good_core.py",
     pytest.param("good_numpy.py", marks=pytest.mark.skipif(
@@ -241,6 +243,7 @@ def test_correct_use_passes(mypy_run, sample):
     assert not mypy_run["errors"].get(sample), mypy_run["output"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample, source", [
     pytest.param("bad.py", BAD, id="bad.py"),
     pytest.param("bad_numpy.py", BAD_NUMPY, id="bad_numpy.py",
@@ -281,6 +284,7 @@ arc4py\.(?!_core\.|_numpy\.)_[_a-zA-Z0-9]*\..*
 """
 
 
+@pytest.mark.slow
 def test_stubtest_matches_runtime(tmp_path):
     """mypy's stubtest: every stub matches what the runtime really has."""
     (tmp_path / "allow.txt").write_text(STUBTEST_ALLOWLIST.strip() + "\n")

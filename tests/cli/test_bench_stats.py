@@ -108,6 +108,7 @@ SCRIPTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_bench_scripts_print_medians_and_no_targets(script):
     path = REPO / "bench" / script

@@ -238,6 +238,7 @@ def test_info_json():
     assert "numpy" in info
 
 
+@pytest.mark.slow
 def test_info_reports_a_forced_core():
     env = child_env(ARC4PY_BACKEND="generic")
     r = cli("info", env=env)
@@ -297,6 +298,7 @@ def test_bench_compare_json():
     assert {f["source"] for f in figures} == set(cols)
 
 
+@pytest.mark.slow
 def test_bench_table():
     r = cli("bench", *QUICK, "--compare", "--rows", "arc4random,fill4k")
     assert r.returncode == 0, r.stderr
@@ -307,6 +309,7 @@ def test_bench_table():
     assert r.stderr == b""      # no progress line when stderr is not a TTY
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(len(arc4py.backends()) < 2, reason="one core only")
 def test_bench_other_cores_in_subprocesses():
     r = cli("bench", *QUICK, "--json", "--backend", "all", "--rows", "fill4k",

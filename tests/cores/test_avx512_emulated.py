@@ -21,6 +21,9 @@ import arc4py
 import helpers
 from helpers import RFC_VECTORS, build_shared, try_compile
 
+# Builds the avx512 core under SIMDe's emulation.
+pytestmark = pytest.mark.slow
+
 CSRC = str(helpers.CSRC)
 INCLUDE = str(helpers.INCLUDE)
 

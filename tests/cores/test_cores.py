@@ -157,6 +157,7 @@ def core_check(cc, tmp_path_factory):
                          "-O2")
 
 
+@pytest.mark.slow
 def test_core_from_c(core, core_check):
     """Block counts 0..300 at odd addresses between guard bytes, the RFC
     vectors, both counter carries, and every vector register the core may
@@ -167,6 +168,7 @@ def test_core_from_c(core, core_check):
     assert "ok" in run.stdout
 
 
+@pytest.mark.slow
 def test_c_sources_compile_clean(cc):
     """Every C file of the package (cores, dispatch, generator, and the
     binding layer's C) compiles clean with -Wall -Wextra -Werror, also with
@@ -204,6 +206,7 @@ int main(void)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("left_out", [(), ("avx512",), ("avx512", "avx2"),
                                       ("neon", "sse2")])
 def test_left_out_cores_leave_the_table(cc, tmp_path, left_out):

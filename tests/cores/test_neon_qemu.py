@@ -28,6 +28,9 @@ import pytest
 import helpers
 from helpers import RFC_VECTORS, build_program, find_cc, rfc_vector_lines
 
+# Cross builds, run under qemu.
+pytestmark = pytest.mark.slow
+
 TESTS = str(helpers.TESTS_DIR)
 CSRC = str(helpers.CSRC)
 NATIVE = platform.machine().lower() in ("aarch64", "arm64")

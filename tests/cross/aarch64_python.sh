@@ -8,7 +8,7 @@
 #
 # Usage (as root on Debian, or with the tools below already installed):
 #   tests/cross/aarch64_python.sh                 the whole suite
-#   tests/cross/aarch64_python.sh tests/test_x.py ...   these instead
+#   tests/cross/aarch64_python.sh tests/cores/test_cores.py ...   these instead
 # Any argument is passed to pytest as is (paths are relative to the
 # checkout); the deselections (DESELECT below) apply either way.
 #

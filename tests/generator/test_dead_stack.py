@@ -13,6 +13,9 @@ import pytest
 import arc4py
 from helpers import REPO, TESTS_DIR, build_generator_program
 
+# Builds the generator from C once per core.
+pytestmark = pytest.mark.slow
+
 PROGRAM = TESTS_DIR / "c" / "dead_stack.c"
 
 

@@ -26,6 +26,7 @@ def _kernel_wipes_on_fork():
 
 
 pytestmark = [
+    pytest.mark.slow,  # builds the generator from C
     pytest.mark.skipif(not sys.platform.startswith("linux"),
                        reason="raw clone() and MADV_WIPEONFORK are Linux's"),
     pytest.mark.skipif(not sys.platform.startswith("linux")

@@ -39,6 +39,9 @@ from helpers import (
     run_python,
 )
 
+# Dieharder, the fuzzer and the stress script.
+pytestmark = pytest.mark.slow
+
 SANITIZED = os.environ.get("ARC4PY_SANITIZED", "") not in ("", "0")
 
 

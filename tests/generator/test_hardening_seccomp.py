@@ -18,6 +18,9 @@ from helpers import (
     run_child,
 )
 
+# Each test a child interpreter behind a seccomp filter.
+pytestmark = pytest.mark.slow
+
 # ---- 5. entropy failure from the kernel's side: seccomp, mount namespaces -----
 
 SECCOMP_PRELUDE = r"""

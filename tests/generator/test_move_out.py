@@ -19,6 +19,9 @@ import pytest
 import arc4py
 from helpers import CSRC, INCLUDE, TESTS_DIR, child_env, compile_c, run_child, try_compile
 
+# Builds the move-out check at three optimisation levels.
+pytestmark = pytest.mark.slow
+
 PROGRAM = TESTS_DIR / "c" / "move_out_check.c"
 # 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
 EXPECTED = ["ok", str(301 * 32 * 32), str(17 * 32 * 32)]

@@ -15,8 +15,11 @@ import pytest
 
 from helpers import TESTS_DIR, build_generator_program, last_json
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32",
-                                reason="POSIX signals")
+pytestmark = [
+    pytest.mark.slow,  # a C program of 8 x 2**20 interrupted draws
+    pytest.mark.skipif(sys.platform == "win32",
+                       reason="POSIX signals"),
+]
 
 
 def test_nested_draws_never_share_bytes(cc, tmp_path):

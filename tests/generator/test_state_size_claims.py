@@ -1,4 +1,4 @@
-"""The README's figures for the per-thread state match the build: the VM-clone
+"""The security page's figures for the per-thread state match the build: the VM-clone
 window ("at most N KiB of identical buffered output per thread", "the rest
 of one N KiB buffer") is the buffer's size, a fill in flight's ("one N KiB
 chunk") the direct-fill chunk's, and a thread's state ("pages (N KiB;
@@ -12,39 +12,39 @@ import pytest
 from arc4py._core import DIRECT_CHUNK_BYTES
 from helpers import BUFFER_BYTES, LINUX, REPO, run_child
 
-README = REPO / "README.md"
+SECURITY_PAGE = REPO / "docs" / "security.rst"
 
 
-def _readme():
-    if not README.exists():
-        pytest.skip("README.md is not next to the tests")
-    return README.read_text()
+def _page():
+    if not SECURITY_PAGE.exists():
+        pytest.skip("docs/security.rst is not next to the tests")
+    return SECURITY_PAGE.read_text(encoding="utf-8")
 
 
-def test_readme_vm_clone_window_is_the_buffer_size():
-    text = _readme()
+def test_vm_clone_window_is_the_buffer_size():
+    text = _page()
     window = re.findall(r"at most (\d+) KiB of identical buffered output per\s+"
                         r"thread", text)
     rest = re.findall(r"the rest of one (\d+) KiB buffer", text)
-    assert window and rest, "README no longer states the VM-clone window"
+    assert window and rest, "docs/security.rst no longer states the VM-clone window"
     for kib in window + rest:
         assert int(kib) * 1024 == BUFFER_BYTES, (kib, BUFFER_BYTES)
 
 
-def test_readme_fill_in_flight_window_is_the_chunk_size():
+def test_fill_in_flight_window_is_the_chunk_size():
     """"one 64 KiB chunk", "one chunk (64 KiB)": the direct-fill chunk."""
-    text = _readme()
+    text = _page()
     chunks = (re.findall(r"(\d+) KiB chunk", text)
               + re.findall(r"chunk \((\d+) KiB\)", text))
-    assert len(chunks) >= 3, "README no longer states the fill-in-flight window"
+    assert len(chunks) >= 3, "docs/security.rst no longer states the fill-in-flight window"
     for kib in chunks:
         assert int(kib) * 1024 == DIRECT_CHUNK_BYTES, (kib, DIRECT_CHUNK_BYTES)
 
 
 @pytest.mark.skipif(not LINUX, reason="/proc/self/smaps is Linux-only")
-def test_readme_state_size_is_what_a_thread_maps():
-    claimed = re.findall(r"pages \((\d+) KiB; `mmap`", _readme())
-    assert claimed, "README no longer states the state's size"
+def test_state_size_is_what_a_thread_maps():
+    claimed = re.findall(r"pages \((\d+) KiB; ``mmap``", _page())
+    assert claimed, "docs/security.rst no longer states the state's size"
     code = textwrap.dedent("""
         import threading, arc4py
 

@@ -18,8 +18,11 @@ import pytest
 
 from helpers import TESTS_DIR, build_generator_program, find_cc, try_compile
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="ThreadSanitizer runs are Linux-only here")
+pytestmark = [
+    pytest.mark.slow,  # ThreadSanitizer builds and runs, with gcc and clang
+    pytest.mark.skipif(not sys.platform.startswith("linux"),
+                       reason="ThreadSanitizer runs are Linux-only here"),
+]
 
 
 @pytest.mark.parametrize("compiler", ["gcc", "clang"])

@@ -79,6 +79,7 @@ print(json.dumps({"parent": arc4py.arc4random_buf(32).hex(), "child": child}))
 
 
 
+@pytest.mark.slow
 @linux_only
 def test_vdso_called_once_per_refill_and_per_chunk(cc, tmp_path):
     """tests/c/vdso_mix.c, built from the sources with the test hooks:

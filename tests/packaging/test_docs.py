@@ -1,15 +1,14 @@
 """Every example in the README and the API reference (docs/) runs, and the
 reference builds with Sphinx with warnings as errors.
 
-- README.md: each ```python block is executed in a fresh namespace (a
-  setuptools script is only compiled: running it would build); the ```c
-  block is compiled with -Wall -Wextra -Werror as an extension module
-  against this Python and arc4py.get_include(), then imported and called.
+- README.md: each ```python block is executed in a fresh namespace, and
+  its links into docs/ name pages that exist.
 - docs/*.rst: the ``>>>`` examples run as doctests, ``.. code-block::
-  python`` blocks are executed, ``.. code-block:: c`` blocks built as the
-  README's.  A page or block that imports a module which is not installed
-  (numpy; dask, scipy, scikit-learn, pandas on the ecosystem page) is
-  skipped, naming it.
+  python`` blocks are executed, and each ``.. code-block:: c`` block is
+  compiled with -Wall -Wextra -Werror as an extension module against this
+  Python and arc4py.get_include(), then imported and called.  A page or
+  block that imports a module which is not installed (numpy; dask, scipy,
+  scikit-learn, pandas on the ecosystem page) is skipped, naming it.
 - ``python -m sphinx -W -b html docs OUT``: skipped, saying so, without
   Sphinx (pip install ".[docs]").
 """
@@ -87,9 +86,14 @@ def _needs(code, doctest=False):
 # ---- README ------------------------------------------------------------------------
 
 def test_readme_has_examples():
-    text = _readme()
-    assert len(fenced(text, "python")) >= 2
-    assert len(fenced(text, "c")) == 1
+    assert len(fenced(_readme(), "python")) >= 2
+
+
+def test_readme_links_into_docs_resolve():
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", _readme())
+    assert links, "the README links to no page of docs/"
+    for link in links:
+        assert (REPO / link).is_file(), f"README links to {link}, which is missing"
 
 
 def _readme_python_blocks():
@@ -102,9 +106,6 @@ def _readme_python_blocks():
 @pytest.mark.parametrize("code", _readme_python_blocks())
 def test_readme_python_block_runs(code):
     index = fenced(_readme(), "python").index(code)
-    if "from setuptools import" in code:
-        compile(code, f"README.md python block {index}", "exec")
-        return
     _needs(code)
     exec(compile(code, f"README.md python block {index}", "exec"), {})
 
@@ -130,15 +131,6 @@ def build_c_example(code, tmp_path, name="dice"):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"),
-                    reason="the example is built with a Unix C compiler here")
-def test_readme_c_example_builds_cleanly_and_runs(tmp_path):
-    dice = build_c_example(fenced(_readme(), "c")[0], tmp_path)
-    total = dice.roll(1000)
-    assert 1000 <= total <= 6000
-    assert dice.roll(0) == 0
 
 
 # ---- docs/ ----------------------------------------------------------------------
@@ -182,9 +174,8 @@ def test_docs_c_example_builds_cleanly_and_runs(tmp_path):
         where = tmp_path / str(k)   # a loaded module's file is never rewritten
         where.mkdir()
         mod = build_c_example(code, where, name="dice")
-        assert 10 <= mod.roll(10) <= 60
-    # the page and the README show the same module
-    assert blocks[0] == fenced(_readme(), "c")[0]
+        assert 1000 <= mod.roll(1000) <= 6000
+        assert mod.roll(0) == 0
 
 
 def test_api_reference_covers_the_public_api():
@@ -203,6 +194,7 @@ def test_docs_extra_names_sphinx_and_furo():
     assert '"sphinx' in m.group(1) and '"furo' in m.group(1)
 
 
+@pytest.mark.slow
 def test_sphinx_build_has_no_warnings(tmp_path):
     _docs()
     for mod, why in (("sphinx", "Sphinx"), ("furo", "the furo theme")):
@@ -220,6 +212,6 @@ def test_sphinx_build_has_no_warnings(tmp_path):
     # signatures come from the stubs: annotations the runtime lacks
     assert "exclusive_upper_bound" in api and "SupportsIndex" in api
     for page in ("index", "tour", "numpy", "ecosystem", "capi", "security",
-                 "platforms"):
+                 "platforms", "building", "benchmarks"):
         assert (out / f"{page}.html").exists(), page
     shutil.rmtree(out, ignore_errors=True)

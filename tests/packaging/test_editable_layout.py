@@ -27,6 +27,9 @@ import pytest
 import arc4py
 from helpers import REPO, run_python
 
+# Runs part of the suite again in a copy of the checkout.
+pytestmark = pytest.mark.slow
+
 PKG_DIR = Path(arc4py.__file__).resolve().parent
 
 SITECUSTOMIZE = '''
@@ -71,7 +74,7 @@ sys.meta_path.insert(0, EditableOrder)
 
 @pytest.fixture(scope="module")
 def layout(tmp_path_factory):
-    """parent/arc4py: the clone (package, tests, README); hook/: the
+    """parent/arc4py: the clone (package, tests, README, docs); hook/: the
     sitecustomize.  Returns (clone, environment for its children)."""
     if not (REPO / "tests" / "helpers.py").exists():
         pytest.skip("the tests are not in a checkout")
@@ -88,6 +91,9 @@ def layout(tmp_path_factory):
     for name in ("README.md", "pyproject.toml"):
         if (REPO / name).exists():
             shutil.copy(REPO / name, clone / name)
+    if (REPO / "docs").is_dir():
+        shutil.copytree(REPO / "docs", clone / "docs",
+                        ignore=shutil.ignore_patterns("_build"))
     hook = root / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(

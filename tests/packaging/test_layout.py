@@ -64,6 +64,7 @@ def graph(request, tmp_path_factory, cc):
     return defined, edges
 
 
+@pytest.mark.slow
 def test_no_symbol_cycle(graph):
     _, edges = graph
     state = {}
@@ -85,12 +86,14 @@ def test_no_symbol_cycle(graph):
     assert edges["rng.c"] & PLATFORM, edges["rng.c"]
 
 
+@pytest.mark.slow
 def test_platform_never_reaches_into_the_algorithm(graph):
     _, edges = graph
     for name in sorted(PLATFORM):
         assert not edges[name] & ALGORITHM, (name, edges[name] & ALGORITHM)
 
 
+@pytest.mark.slow
 def test_each_global_defined_once(graph):
     defined, _ = graph
     for sym in ("rng_tls_state", "rng_fork_generation", "rng_stir_generation",

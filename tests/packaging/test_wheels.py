@@ -20,6 +20,9 @@ import pytest
 import arc4py
 from helpers import REPO
 
+# Each test builds an sdist or reads Debian packages.
+pytestmark = pytest.mark.slow
+
 TOOLS = REPO / "tools"
 
 
