@@ -218,6 +218,14 @@ static RNG_NOINLINE Py_ssize_t size_arg(PyObject *n)
         return -1;
     }
     size = PyLong_AsSsize_t(index);
+    if (size == -1 && PyErr_Occurred()) {
+        PyObject *zero = PyLong_FromLong(0);
+        int negative = zero ? PyObject_RichCompareBool(index, zero, Py_LT) : -1;
+
+        Py_XDECREF(zero);
+        if (negative == 1) /* a ValueError, as for any negative */
+            PyErr_Clear();
+    }
     if (size < 0 && !PyErr_Occurred())
         PyErr_Format(PyExc_ValueError, "n must be >= 0, not %S", index);
     Py_DECREF(index);
@@ -236,8 +244,7 @@ static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
         n = PyLong_AsSsize_t(args[0]);
         if (RNG_LIKELY(n >= 0))
             return random_bytes(n);
-        if (PyErr_Occurred()) /* past sys.maxsize */
-            return NULL;
+        PyErr_Clear(); /* too large either way: size_arg() says which */
     }
     if (one_arg("arc4random_buf", "n", args, nargs, kwnames, &arg) < 0)
         return NULL;
