@@ -146,9 +146,8 @@ class BuildExt(build_ext):
         cc = missing_compiler(self.compiler)
         if cc is not None:
             sys.exit(
-                f"error: arc4py has no wheel for this platform, so pip is "
-                f"building it from source, and that needs a C compiler: "
-                f"{cc!r} was not found.  Install a C compiler (gcc or clang: "
+                f"error: building arc4py from source needs a C compiler, "
+                f"and {cc!r} was not found.  Install a C compiler (gcc or clang: "
                 f"e.g. apt install gcc, dnf install gcc, xcode-select "
                 f"--install), or set CC to one, or install arc4py from a "
                 f"wheel.")

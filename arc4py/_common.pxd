@@ -1,4 +1,4 @@
-# Helpers shared by the Cython modules (_keystream, _core, _numpy and
+# Helpers shared by the Cython modules (_core, _numpy and
 # _random_methods): inline, so each module compiles its own copy and none
 # imports another for them.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -13,7 +13,7 @@ ctypedef int (*_buf_fn)(void *buf, size_t n) noexcept nogil
 ctypedef int (*_u64_fn)(uint64_t *out) noexcept nogil
 
 # The GIL threshold and the generator's errors, shared with the C of
-# arc4py/cbind/pyfast.c (said once, in arc4py/cbind/binding.h).
+# arc4py/cbind/ (said once, in arc4py/cbind/binding.h).
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 

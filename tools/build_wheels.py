@@ -371,12 +371,15 @@ GLIBC_VERSION = re.compile(r"GLIBC_(\d+)\.(\d+)(?:\.\d+)?$")
 
 def check_extensions(label, wheel, target, interp, ext_suffix, work):
     """The wheel's .so files: machine, no debug info or symbol table, and
-    every imported symbol accounted for."""
+    every imported symbol accounted for; and the C API's header, where
+    get_include() points."""
     tmp = Path(tempfile.mkdtemp(dir=work, prefix="check-"))
     try:
         with zipfile.ZipFile(wheel) as z:
             sos = [n for n in z.namelist() if n.endswith(".so")]
             z.extractall(tmp, sos)
+            if "arc4py/include/arc4py/capi.h" not in z.namelist():
+                raise Failure(f"{label}: the wheel lacks arc4py/include/arc4py/capi.h")
         if not sos:
             raise Failure(f"{label}: the wheel holds no extension module")
         for so in sos:

@@ -1,5 +1,5 @@
 /*
- * What the binding layer's C (pyfast.c) and its Cython (arc4py/_common.pxd,
+ * What the binding layer's C (arc4py/cbind/) and its Cython (arc4py/_common.pxd,
  * cimported by every module) share: said once, here.
  */
 #ifndef ARC4PY_BINDING_H

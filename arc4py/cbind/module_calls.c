@@ -1,14 +1,12 @@
 /*
- * The hot functions of arc4py._core, written in C: arc4random(),
- * random_u32(), random_u64() and arc4random_buf(n).  Each is
- * METH_FASTCALL | METH_KEYWORDS, the calling convention CPython (3.11+)
- * specialises for builtin functions, with its docstring and text signature
- * below.  _core.pyx adds them to the module at import
- * (arc4py_add_module_calls()).
- *
- * The common call (no size, or a small exact int for arc4random_buf) takes
- * the generator's inlined fast path (int_draws.h, rng_take()); a size
- * hands the draw to arc4py._numpy, loaded on first use.
+ * The hot functions of arc4py._core in C: arc4random(), random_u32(),
+ * random_u64(), arc4random_buf(n).  Each is METH_FASTCALL | METH_KEYWORDS,
+ * the calling convention CPython (3.11+) specialises for builtin functions,
+ * with its docstring and text signature below; _core.pyx adds them to the
+ * module at import (arc4py_add_module_calls()).  The common call (no size,
+ * or a small exact int for arc4random_buf) takes the generator's inlined
+ * fast path (int_draws.h, rng_take()); a size hands the draw to
+ * arc4py._numpy, loaded on first use.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -177,8 +175,9 @@ static PyObject *py_random_u64(PyObject *module, PyObject *const *args,
 
 /* ---- arc4random_buf ----------------------------------------------------- */
 
-/* n random bytes, n >= 0: the GIL dropped while a large one fills. */
-static PyObject *random_bytes(Py_ssize_t n)
+/* n random bytes, n >= ARC4PY_NOGIL_BYTES: the GIL dropped while they
+   fill. */
+static RNG_NOINLINE PyObject *large_random_bytes(Py_ssize_t n)
 {
     PyObject *out = PyBytes_FromStringAndSize(NULL, n);
     int err;
@@ -189,13 +188,28 @@ static PyObject *random_bytes(Py_ssize_t n)
                          "allocate %zd bytes", n);
         return NULL;
     }
-    if (n < ARC4PY_NOGIL_BYTES) {
-        err = rng_take(PyBytes_AS_STRING(out), (size_t)n);
-    } else {
-        Py_BEGIN_ALLOW_THREADS
-        err = arc4py_rng_buf(PyBytes_AS_STRING(out), (size_t)n);
-        Py_END_ALLOW_THREADS
+    Py_BEGIN_ALLOW_THREADS
+    err = arc4py_rng_buf(PyBytes_AS_STRING(out), (size_t)n);
+    Py_END_ALLOW_THREADS
+    if (err) {
+        Py_DECREF(out);
+        return entropy_error(err);
     }
+    return out;
+}
+
+/* n random bytes, n >= 0. */
+static inline PyObject *random_bytes(Py_ssize_t n)
+{
+    PyObject *out;
+    int err;
+
+    if (RNG_UNLIKELY(n >= ARC4PY_NOGIL_BYTES))
+        return large_random_bytes(n);
+    out = PyBytes_FromStringAndSize(NULL, n);
+    if (RNG_UNLIKELY(out == NULL))
+        return NULL;
+    err = rng_take(PyBytes_AS_STRING(out), (size_t)n);
     if (RNG_UNLIKELY(err)) {
         Py_DECREF(out);
         return entropy_error(err);
@@ -218,6 +232,14 @@ static RNG_NOINLINE Py_ssize_t size_arg(PyObject *n)
         return -1;
     }
     size = PyLong_AsSsize_t(index);
+    if (size == -1 && PyErr_Occurred()) {
+        PyObject *zero = PyLong_FromLong(0);
+        int negative = zero ? PyObject_RichCompareBool(index, zero, Py_LT) : -1;
+
+        Py_XDECREF(zero);
+        if (negative == 1) /* a ValueError, as for any negative */
+            PyErr_Clear();
+    }
     if (size < 0 && !PyErr_Occurred())
         PyErr_Format(PyExc_ValueError, "n must be >= 0, not %S", index);
     Py_DECREF(index);
@@ -236,8 +258,7 @@ static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
         n = PyLong_AsSsize_t(args[0]);
         if (RNG_LIKELY(n >= 0))
             return random_bytes(n);
-        if (PyErr_Occurred()) /* past sys.maxsize */
-            return NULL;
+        PyErr_Clear(); /* too large either way: size_arg() says which */
     }
     if (one_arg("arc4random_buf", "n", args, nargs, kwnames, &arg) < 0)
         return NULL;
@@ -247,8 +268,6 @@ static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
     n = size_arg(arg);
     return n < 0 ? NULL : random_bytes(n);
 }
-
-/* ---- the module's table ------------------------------------------------- */
 
 #define FASTCALL(fn) (PyCFunction)(void (*)(void))(fn), \
                      METH_FASTCALL | METH_KEYWORDS

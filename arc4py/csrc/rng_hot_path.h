@@ -4,11 +4,11 @@
  * from the thread's buffer or calls the slow path.
  *
  * Included by the generator's own files (through rng_internal.h) and by the
- * binding layer's hottest C (arc4py/cbind/pyfast.c, capi.c, and
- * capi_avx512.c through rng_hot_path_avx512.h), which inline rng_take()
- * rather than call arc4py_rng_buf(): one call less per draw, in the same
- * shared object as the generator.  Everything else stays behind the public
- * arc4py/generator.h.
+ * binding layer's hottest C (arc4py/cbind/: int_draws.h, module_calls.c,
+ * capi.c, and capi_avx512.c through rng_hot_path_avx512.h), which inline
+ * rng_take() rather than call arc4py_rng_buf(): one call less per draw, in
+ * the same shared object as the generator.  Everything else stays behind
+ * generator.h.
  */
 #ifndef ARC4PY_RNG_HOT_PATH_H
 #define ARC4PY_RNG_HOT_PATH_H

@@ -32,7 +32,7 @@ def test_one_signature(name, function):
     # again (as Cython's embedsignature writes it) shows it twice.
     assert not first.startswith(f"{short}("), f"{name}: {first!r}"
     assert not first.startswith(f"{name}("), f"{name}: {first!r}"
-    if short in ("random_u32", "random_u64", "arc4random", "random"):
+    if name in ("random_u32", "random_u64", "arc4random", "random"):
         assert list(signature.parameters) == ["size"]
-    if short == "arc4random_buf":
+    if name == "arc4random_buf":
         assert list(signature.parameters) == ["n"]

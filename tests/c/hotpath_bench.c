@@ -3,7 +3,7 @@
  * ns per arc4py_rng_u32, per 16-byte arc4py_rng_buf, per refill's
  * worth of 16-byte draws, and per 1 MiB direct fill.  Build it from any
  * checkout's sources to compare two versions:
- *   cc -O3 -Iinclude -Iarc4py/csrc arc4py/csrc/[a-z]*.c tests/c/hotpath_bench.c -lpthread
+ *   cc -O3 -Iarc4py/csrc arc4py/csrc/[a-z]*.c tests/c/hotpath_bench.c -lpthread
  * With -DSCRUB it also times rng_stack_scrub() alone (current sources only).
  */
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /*
  * The ChaCha20 cores and the generator on every platform, from C, through
- * the public headers only (arc4py/chacha20.h and arc4py/generator.h):
+ * the cores' and the generator's headers only (chacha20.h, generator.h):
  *
- *   cc -Iinclude -Iarc4py/csrc tests/c/platform_check.c CSRC...
+ *   cc -Iarc4py/csrc tests/c/platform_check.c CSRC...
  *   ./a.out < VECTORS
  *
  * where CSRC is every .c file in arc4py/csrc (add -pthread on POSIX,

@@ -1,4 +1,4 @@
-"""arc4py's C API (arc4py/capi.pxd, arc4py/include/arc4py/capi.h), used the
+"""arc4py's C API (arc4py/capi.pxd, include/arc4py/capi.h), used the
 way a third-party extension uses it: tests/capi_ext/ holds a Cython module
 and a C module, built (once per session, by conftest.py's capi_demo) against
 the *installed* arc4py with setuptools and
@@ -44,6 +44,9 @@ def u32(raw):
 def test_get_include_holds_the_header():
     inc = Path(arc4py.get_include())
     assert inc.is_absolute()
+    package = Path(arc4py.__file__).resolve().parent
+    if not (package / "_core.pyx").exists():  # an install, not a checkout
+        assert inc.resolve() == package / "include"
     header = (inc / "arc4py" / "capi.h").read_text()
     for name in ("arc4py_arc4random", "arc4py_arc4random_buf",
                  "arc4py_arc4random_uniform", "arc4py_fill", "arc4py_import",
@@ -355,7 +358,7 @@ def test_cannot_fail_calls_abort_naming_memory_when_no_state(capi_demo, shim, mo
     assert "C API call" in proc.stderr
 
 
-# ---- the Python hot calls (arc4py/cbind/pyfast.c) -----------------------------
+# ---- the Python hot calls (arc4py/cbind/module_calls.c) -----------------------
 
 @pytest.mark.parametrize("name,sig", [("arc4random", "(size=None)"),
                                       ("random_u32", "(size=None)"),

@@ -7,8 +7,12 @@
     test_aarch64_pyconfig_table           build_wheels.AARCH64_PYCONFIG is
                                           exactly where Debian's arm64 and
                                           amd64 pyconfig.h differ
+    test_no_c_compiler_says_what_to_do    a source build without a C
+                                          compiler ends saying to install
+                                          one or use a wheel
 """
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -111,3 +115,30 @@ def test_aarch64_pyconfig_table(tmp_path):
     # The layout of every C API struct follows from these: the same on both.
     for key in differ:
         assert not key.startswith(("SIZEOF_", "ALIGNOF_", "Py_")), key
+
+
+def test_no_c_compiler_says_what_to_do(monkeypatch):
+    """setup.py's build_ext, given a compiler command that is not there,
+    stops before compiling with a message naming it and the two ways out."""
+    if not (REPO / "setup.py").exists():
+        pytest.skip("the source tree (setup.py) is not next to the tests")
+    setuptools = pytest.importorskip("setuptools")
+    cython_build = pytest.importorskip("Cython.Build")
+    # setup.py's namespace, without building: setup() and cythonize() idle.
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    monkeypatch.setattr(cython_build, "cythonize", lambda exts, **kw: exts)
+    ns = runpy.run_path(str(REPO / "setup.py"), run_name="setup")
+
+    class Compiler:
+        compiler_so = ["/nonexistent/cc", "-O2"]
+
+    cmd = ns["BuildExt"](setuptools.Distribution())
+    cmd.compiler = Compiler()
+    with pytest.raises(SystemExit) as exc:
+        cmd.build_extensions()
+    message = str(exc.value.code)
+    assert "'/nonexistent/cc' was not found" in message
+    assert "Install a C compiler" in message and "wheel" in message
+    Compiler.compiler_so = [sys.executable]  # a command that exists
+    assert ns["missing_compiler"](Compiler()) is None

@@ -2,7 +2,7 @@
 zig's C compiler, and run where this machine can.
 
 arc4py/csrc is a portable platform layer: on Linux (glibc and musl), macOS,
-FreeBSD and Windows, on x86-64 and aarch64, ``cc -Iinclude -Iarc4py/csrc
+FreeBSD and Windows, on x86-64 and aarch64, ``cc -Iarc4py/csrc
 arc4py/csrc/*.c prog.c`` must build the generator, linking only libc,
 threads and (Windows) bcrypt.  Zig's clang-based ``zig cc`` (PyPI's
 ``ziglang``: ``python -m ziglang cc -target T``) cross-compiles all of them
