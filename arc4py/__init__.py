@@ -380,6 +380,9 @@ def _numpy_module():
         raise ImportError("this arc4py feature needs numpy: "
                           "pip install 'arc4py[numpy]'") from None
     from arc4py import _numpy
+    if "__getattr__" in globals():  # numpy is in use: the class resolved
+        globals()["BitGenerator"] = _numpy.BitGenerator
+        globals().pop("__getattr__", None)
     return _numpy
 
 
@@ -406,37 +409,32 @@ def default_rng(seed=None):
     return _numpy_module().default_rng(seed)
 
 
-# BitGenerator is a numpy class, resolved on first use.  Without numpy it
-# is absent, as the stdlib leaves out a name its platform lacks: not in
-# __all__ or dir(), and an AttributeError (so hasattr() is False) that
-# names the extra.
+# BitGenerator is a numpy class.  Without numpy it is absent, as the stdlib
+# leaves out a name its platform lacks (not in __all__ or dir(); hasattr()
+# is False); default_rng() names the extra.  With numpy installed it is
+# resolved on first use, by a module __getattr__ that exists only until
+# then: while a module has one, CPython specialises none of its attribute
+# lookups, and every `arc4py.<name>()` call pays for that.
 if _numpy_installed():
     __all__.append("BitGenerator")
     __all__.sort()
 
+    def __getattr__(name):
+        if name == "BitGenerator":
+            return _numpy_module().BitGenerator
+        raise AttributeError(f"module 'arc4py' has no attribute {name!r}")
 
-def __getattr__(name):
-    if name == "BitGenerator":
-        try:
-            cls = _numpy_module().BitGenerator
-        except ImportError as exc:
-            raise AttributeError(f"module 'arc4py' has no attribute "
-                                 f"'BitGenerator' ({exc})") from None
-        globals()["BitGenerator"] = cls
-        return cls
-    raise AttributeError(f"module 'arc4py' has no attribute {name!r}")
+    if "numpy" in _sys.modules:
+        _numpy_module()
 
 
 def __dir__():
-    names = set(globals())
-    if "BitGenerator" in __all__:
-        names.add("BitGenerator")
-    return sorted(names)
+    return sorted(set(globals()) | {"BitGenerator"} & set(__all__))
 
 
 # ---- free-threaded builds ---------------------------------------------------
-# The __getattr__ above keeps CPython from specialising `arc4py.<name>`
-# lookups, so each one takes a reference on this module's dict and on what
+# While the __getattr__ above exists, CPython specialises no `arc4py.<name>`
+# lookup, so each one takes a reference on this module's dict and on what
 # it finds: without the GIL, a counter every calling thread writes.  Made
 # immortal there (see arc4py/_core.pyx); a GIL build does nothing.
 from arc4py._core import _share_between_threads  # noqa: E402

@@ -228,6 +228,39 @@ def test_bitgenerator_created_in_one_thread_used_in_another():
     assert np.unique(out[0]).size == 100
 
 
+def test_module_getattr_lasts_only_until_numpy_is_used():
+    """CPython specialises a module's attribute lookups only while it has no
+    __getattr__: arc4py keeps one (for the lazy BitGenerator) only until
+    numpy is in use, and none at all when numpy was imported first."""
+    proc = run_child(textwrap.dedent("""
+        import arc4py
+        assert "__getattr__" in vars(arc4py) and "BitGenerator" in dir(arc4py)
+        cls = arc4py.BitGenerator
+        assert "__getattr__" not in vars(arc4py)
+        assert vars(arc4py)["BitGenerator"] is cls
+        print("ok")
+    """))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+    proc = run_child(textwrap.dedent("""
+        import arc4py
+        arc4py.default_rng()
+        assert "__getattr__" not in vars(arc4py)
+        assert "BitGenerator" in vars(arc4py)
+        print("ok")
+    """))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+    proc = run_child(textwrap.dedent("""
+        import numpy, arc4py
+        assert "__getattr__" not in vars(arc4py)
+        assert isinstance(arc4py.BitGenerator(), numpy.random.BitGenerator)
+        print("ok")
+    """))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
+
+
 # ---- without numpy ---------------------------------------------------------------------
 
 HIDE_NUMPY = {
@@ -266,17 +299,20 @@ def test_without_numpy_import_works_and_numpy_features_say_extra(how):
             else:
                 raise SystemExit(f"{name} did not raise ImportError")
         # The numpy class is absent, as the stdlib leaves out a name its
-        # platform lacks: AttributeError (naming the extra), so hasattr()
-        # and dir() work, and `from arc4py import BitGenerator` is
-        # Python's ImportError for a missing name.
+        # platform lacks: AttributeError, so hasattr() and dir() work, and
+        # `from arc4py import BitGenerator` is Python's ImportError for a
+        # missing name.  No module __getattr__ is left to say more: it
+        # would cost every arc4py.<name> lookup CPython's specialisation.
         for call in (lambda: arc4py.BitGenerator, lambda: arc4py.BitGenerator()):
             try:
                 call()
             except AttributeError as exc:
-                assert "arc4py[numpy]" in str(exc), str(exc)
+                assert "BitGenerator" in str(exc), str(exc)
             else:
                 raise SystemExit("arc4py.BitGenerator did not raise")
         assert not hasattr(arc4py, "BitGenerator")
+        assert "BitGenerator" not in dir(arc4py)
+        assert "__getattr__" not in vars(arc4py)
         try:
             from arc4py import BitGenerator
         except ImportError as exc:
