@@ -19,9 +19,9 @@
 /*
  * One block: 20 rounds, add the input state, serialise little-endian.
  * The working words are locals (registers, but for a few spilled between
- * rounds) and the feed-forward reads the input again from `in` after a
- * compiler barrier, so no copy of the input state is made on the stack:
- * a fork while a fill runs finds none there.
+ * rounds) and the feed-forward reads the input again through `in`
+ * (RNG_REREAD_THROUGH), so no copy of the input state is made on the
+ * stack: a fork while a fill runs finds none there.
  */
 static void chacha20_block(const uint32_t in[16], uint8_t out[64])
 {

@@ -85,8 +85,8 @@
 /*
  * Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced.
  * The input is read from `in` for the rounds and again for the
- * feed-forward (after a barrier), never copied to the stack: a fork
- * while a fill runs finds no key there.
+ * feed-forward (RNG_REREAD_THROUGH), never copied to the stack: a fork
+ * while a fill runs finds no input state there.
  */
 static inline __attribute__((always_inline)) void
 vertical4(const uint32_t in[16], uint8_t *out)
