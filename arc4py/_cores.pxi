@@ -10,7 +10,6 @@ from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-import sys as _sys
 from operator import index as _index
 
 from arc4py._buffer_check import (
@@ -180,40 +179,12 @@ cdef bint _holds_objects(const char *fmt) noexcept:
     return False
 
 
-cdef object _CDATA = None  # ctypes' base class, once ctypes is loaded
-cdef object _NDARRAY = None  # numpy.ndarray, once numpy is loaded
-cdef object _PICKLEBUFFER = None  # pickle.PickleBuffer, once _pickle is loaded
-
-
 cdef int _refuse_ctypes_pointers(object buffer) except -1:
     """ctypes can hide py_object / c_char_p / c_wchar_p behind a plain "B"
-    format: find a ctypes exporter (behind memoryviews and numpy arrays)
-    and have its type walked.  Cheap for everything else."""
-    global _CDATA, _NDARRAY, _PICKLEBUFFER
-    cdef int hops
-    if _CDATA is None:
-        ctypes = _sys.modules.get("ctypes")
-        if ctypes is None:  # no ctypes object can exist yet
-            return 0
-        # a plain type: the ctypes classes' metaclasses make isinstance slow
-        _CDATA = ctypes._SimpleCData.__mro__[1]
-    if _NDARRAY is None and "numpy" in _sys.modules:
-        _NDARRAY = _sys.modules["numpy"].ndarray
-    if _PICKLEBUFFER is None and "_pickle" in _sys.modules:
-        _PICKLEBUFFER = _sys.modules["_pickle"].PickleBuffer
-    obj = buffer
-    for hops in range(64):
-        if type(obj) is memoryview:
-            obj = obj.obj
-        elif _PICKLEBUFFER is not None and type(obj) is _PICKLEBUFFER:
-            obj = memoryview(obj).obj  # the object it wraps
-        elif (_NDARRAY is not None and isinstance(obj, _NDARRAY)
-              and obj.base is not None):
-            obj = obj.base
-        else:
-            break
-    if isinstance(obj, _CDATA):
-        _refuse_pointer_holders(obj)
+    format: arc4py._buffer_check finds a ctypes exporter behind any views
+    and has its type walked.  A bytearray owns its memory: no check."""
+    if type(buffer) is not bytearray:
+        _refuse_pointer_holders(buffer)
     return 0
 
 

@@ -129,7 +129,7 @@ AVX512_FN static void vertical16_n(const uint32_t s[16], uint8_t *out,
 
     /* The input again from s, not kept live (and spilled) since the start:
        no copy of the key on the stack. */
-    RNG_RELOAD_BARRIER();
+    RNG_REREAD_THROUGH(s);
     x0 = _mm512_add_epi32(x0, _mm512_set1_epi32((int)s[0]));
     x1 = _mm512_add_epi32(x1, _mm512_set1_epi32((int)s[1]));
     x2 = _mm512_add_epi32(x2, _mm512_set1_epi32((int)s[2]));

@@ -19,9 +19,9 @@
 /*
  * One block: 20 rounds, add the input state, serialise little-endian.
  * The working words are locals (registers, but for a few spilled between
- * rounds) and the feed-forward reads the input again from `in` after a
- * compiler barrier, so no copy of the input state is made on the stack:
- * a fork while a fill runs finds none there.
+ * rounds) and the feed-forward reads the input again through `in`
+ * (RNG_REREAD_THROUGH), so no copy of the input state is made on the
+ * stack: a fork while a fill runs finds none there.
  */
 static void chacha20_block(const uint32_t in[16], uint8_t out[64])
 {
@@ -45,7 +45,7 @@ static void chacha20_block(const uint32_t in[16], uint8_t out[64])
     }
     /* The input is read again below, not kept live (and spilled) since
        the loads above. */
-    RNG_RELOAD_BARRIER();
+    RNG_REREAD_THROUGH(in);
     arc4py_store_le32(out + 0, x0 + in[0]);
     arc4py_store_le32(out + 4, x1 + in[1]);
     arc4py_store_le32(out + 8, x2 + in[2]);

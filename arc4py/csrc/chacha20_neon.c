@@ -109,7 +109,7 @@ static void vertical4_n(const uint32_t in[16], uint8_t *out, size_t n)
     /* Feed-forward (add the input, read again from in: no copy of the key
        kept live, or spilled, since the start), then one 4x4 transpose per
        row. */
-    RNG_RELOAD_BARRIER();
+    RNG_REREAD_THROUGH(in);
 #define ADD(x, w) vaddq_u32((x), vdupq_n_u32(in[w]))
     transpose_store(ADD(x0, 0), ADD(x1, 1), ADD(x2, 2), ADD(x3, 3), out, n);
     transpose_store(ADD(x4, 4), ADD(x5, 5), ADD(x6, 6), ADD(x7, 7), out + 16,

@@ -10,11 +10,11 @@
  * quarter round is four block quarter rounds and the diagonal round needs
  * no lane shuffles.  A 4x4 transpose per group of four words serialises the
  * blocks.  The last 1..3 blocks use the horizontal layout (one vector per
- * state row), those blocks interleaved: a lone horizontal block is bound by
- * latency, so two or three cost little more than one, and less than a
- * four-block vertical pass.  (Names as in every core: vertical<W> is a
- * full W-block pass, rows<W>_n up to W blocks in the row layout.)  The
- * xmm registers are zeroed on return.
+ * state row), two at a time interleaved: a lone horizontal block is bound
+ * by latency, so two cost little more than one (three interleaved would
+ * spill a whole block's rows to the stack).  (Names as in every core:
+ * vertical<W> is a full W-block pass, rows<W>_n up to W blocks in the row
+ * layout.)  The xmm registers are zeroed on return.
  */
 #ifndef ARC4PY_SSE_BLOCKS_FN
 #error "define ARC4PY_SSE_BLOCKS_FN, ROTL, ROT16 and ROT8 before including"
@@ -85,8 +85,8 @@
 /*
  * Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced.
  * The input is read from `in` for the rounds and again for the
- * feed-forward (after a barrier), never copied to the stack: a fork
- * while a fill runs finds no key there.
+ * feed-forward (RNG_REREAD_THROUGH), never copied to the stack: a fork
+ * while a fill runs finds no input state there.
  */
 static inline __attribute__((always_inline)) void
 vertical4(const uint32_t in[16], uint8_t *out)
@@ -109,7 +109,7 @@ vertical4(const uint32_t in[16], uint8_t *out)
         QR2(x0, x5, x10, x15, x1, x6, x11, x12);
         QR2(x2, x7, x8, x13, x3, x4, x9, x14);
     }
-    RNG_RELOAD_BARRIER();
+    RNG_REREAD_THROUGH(in);
     x0 = _mm_add_epi32(x0, B(0)); x1 = _mm_add_epi32(x1, B(1));
     x2 = _mm_add_epi32(x2, B(2)); x3 = _mm_add_epi32(x3, B(3));
     TRANSPOSE_STORE(x0, x1, x2, x3, out);
@@ -127,15 +127,15 @@ vertical4(const uint32_t in[16], uint8_t *out)
 }
 
 /*
- * n (1..3, a constant once inlined) blocks in the horizontal layout, rows
+ * n (1 or 2, a constant once inlined) blocks in the horizontal layout, rows
  * a, b, c, d = words 0-3, 4-7, 8-11, 12-15.  Rotating rows b, c, d left by
  * 1, 2, 3 lanes turns the diagonals into columns.  Counter not advanced.
  */
 static inline __attribute__((always_inline)) void
-rows3_n(const uint32_t in[16], uint8_t *out, const int n)
+rows2_n(const uint32_t in[16], uint8_t *out, const int n)
 {
     const uint64_t ctr = ((uint64_t)in[13] << 32) | in[12];
-    __m128i a[3], b[3], c[3], d[3];
+    __m128i a[2], b[2], c[2], d[2];
     int i, j;
 
     /* Row d of block j: counter ctr + j, then the nonce. */
@@ -165,7 +165,7 @@ rows3_n(const uint32_t in[16], uint8_t *out, const int n)
         }
     }
     /* The input rows again from `in`, not kept (spilled) since the start. */
-    RNG_RELOAD_BARRIER();
+    RNG_REREAD_THROUGH(in);
     for (j = 0; j < n; j++) {
         uint8_t *o = out + 64 * j;
         _mm_storeu_si128((__m128i *)o, _mm_add_epi32(a[j], ROW(0)));
@@ -185,11 +185,22 @@ void ARC4PY_SSE_BLOCKS_FN(uint32_t state[16], uint8_t *out, size_t nblocks)
         out += 4 * ARC4PY_CHACHA20_BLOCK_BYTES;
     }
     switch (nblocks) {
-    case 3: rows3_n(state, out, 3); break;
-    case 2: rows3_n(state, out, 2); break;
-    case 1: rows3_n(state, out, 1); break;
-    default: break;
+    case 3:
+        rows2_n(state, out, 2);
+        arc4py_counter_add(state, 2);
+        rows2_n(state, out + 2 * ARC4PY_CHACHA20_BLOCK_BYTES, 1);
+        arc4py_counter_add(state, 1);
+        break;
+    case 2:
+        rows2_n(state, out, 2);
+        arc4py_counter_add(state, 2);
+        break;
+    case 1:
+        rows2_n(state, out, 1);
+        arc4py_counter_add(state, 1);
+        break;
+    default:
+        break;
     }
-    arc4py_counter_add(state, nblocks);
     ARC4PY_CLEAR_XMM();
 }

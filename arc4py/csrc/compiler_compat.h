@@ -91,12 +91,13 @@
 #define RNG_KEEP_STORES(p) ((void)(p), _ReadWriteBarrier())
 #endif
 
-/* Memory may have changed here: values loaded before are loaded again
-   after, not kept (and spilled to the stack) in between. */
+/* p may point elsewhere now: what is read through it after this is read
+   again, not kept live (or spilled to the stack) since an earlier read.
+   Memory is not clobbered, so locals stay in registers. */
 #ifdef RNG_GNUC
-#define RNG_RELOAD_BARRIER() __asm__ __volatile__("" ::: "memory")
+#define RNG_REREAD_THROUGH(p) __asm__("" : "+r"(p))
 #else
-#define RNG_RELOAD_BARRIER() _ReadWriteBarrier()
+#define RNG_REREAD_THROUGH(p) _ReadWriteBarrier()
 #endif
 
 /* Orders this thread's memory accesses against a signal handler that

@@ -34,9 +34,9 @@ extern "C" {
 /* Requests this large are generated straight into the caller's memory. */
 #define ARC4PY_RNG_DIRECT_BYTES 2048
 /* ...in chunks of at most this many bytes, each under a new one-time key
-   with the fork and stir_all generations checked and the VM-clone source
-   mixed in: a fill in flight writes at most one chunk after a fork, a
-   stir_all or a VM clone before it notices. */
+   with the VM-clone source mixed in: a fill in flight writes at most one
+   chunk after a VM clone before it notices.  (A fork or a stir_all during
+   a fill makes the whole fill be drawn again.) */
 #define ARC4PY_RNG_DIRECT_CHUNK_BYTES (64 * 1024)
 
 /* Fork protections in force (bits of arc4py_rng_fork_protection()). */
@@ -62,10 +62,10 @@ int arc4py_rng_stir(void);
 /* Reseed the calling thread now, as arc4py_rng_stir(), and make every other
    thread's state reseed before it hands out another byte: its buffer is
    refused from the moment this call starts, and a large fill in flight
-   there finishes at most its current chunk (ARC4PY_RNG_DIRECT_CHUNK_BYTES)
-   from the old key.  For snapshot/restore hooks
-   (a VM snapshot restored, CRIU).  The other threads reseed even if the
-   caller's reseed fails. */
+   there that returns after this call has returned is drawn again, whole,
+   from a key seeded after it.  For snapshot/restore hooks (a VM snapshot
+   restored, CRIU).  The other threads reseed even if the caller's reseed
+   fails. */
 int arc4py_rng_stir_all(void);
 
 /* ARC4PY_FORK_* bits for the protections in force: a bit is set only if

@@ -244,6 +244,86 @@ def test_ctypes_pointer_holder_behind_an_alias_refused(alias):
     assert obj.o == "keep me"
 
 
+# Each made so that the ctypes module is not where a check could look it up,
+# or the holder's format is hidden behind views; run in a child, so a crash
+# (a fill that got through, then a read of the planted pointer) fails the
+# test rather than the run.  The child prints "refused" on TypeError, and
+# reads the field in any case.
+_BYPASSES = {
+    "made from _ctypes alone, seen through a cast": """
+        import _ctypes
+        import arc4py
+        class P(_ctypes._SimpleCData):
+            _type_ = "O"
+        class A(_ctypes.Array):
+            _type_ = P
+            _length_ = 4
+        obj = A()
+        obj[0] = "keep me"
+        target = memoryview(obj).cast("B")
+    """,
+    "a union from _ctypes alone (format B)": """
+        import _ctypes
+        import arc4py
+        class P(_ctypes._SimpleCData):
+            _type_ = "O"
+        class U8(_ctypes._SimpleCData):
+            _type_ = "Q"
+        class U(_ctypes.Union):
+            _fields_ = [("o", P), ("n", U8)]
+        obj = U()
+        obj.o = "keep me"
+        target = obj
+    """,
+    "made before ctypes left sys.modules": """
+        import ctypes, sys
+        obj = (ctypes.py_object * 4)()
+        obj[0] = "keep me"
+        del sys.modules["ctypes"]
+        import arc4py
+        target = memoryview(obj).cast("B")
+    """,
+    "ctypes and _ctypes gone from sys.modules after import": """
+        import arc4py, ctypes, sys
+        obj = (ctypes.py_object * 4)()
+        obj[0] = "keep me"
+        del sys.modules["ctypes"], sys.modules["_ctypes"]
+        target = memoryview(obj).cast("B")
+    """,
+    "a chain of memoryviews": """
+        import ctypes, arc4py
+        obj = (ctypes.py_object * 4)()
+        obj[0] = "keep me"
+        target = memoryview(memoryview(memoryview(obj).cast("B"))[0:16])
+    """,
+    "a PickleBuffer over a cast": """
+        import ctypes, pickle, arc4py
+        obj = (ctypes.py_object * 4)()
+        obj[0] = "keep me"
+        target = pickle.PickleBuffer(memoryview(obj).cast("B"))
+    """,
+}
+
+
+@pytest.mark.parametrize("bypass", sorted(_BYPASSES))
+def test_ctypes_pointer_holder_refused_however_reached(bypass):
+    code = _BYPASSES[bypass] + """
+        try:
+            arc4py.fill(target)
+        except TypeError as exc:
+            assert "pointer" in str(exc), exc
+            print("refused")
+        try:
+            arc4py.chacha20_keystream_into(bytes(32), bytes(8), target)
+        except TypeError:
+            print("refused")
+        assert (obj[0] if hasattr(obj, "__getitem__") else obj.o) == "keep me"
+    """
+    proc = run_child(code)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.split() == ["refused", "refused"], proc.stdout
+
+
 def test_ctypes_pointer_holder_behind_numpy_refused():
     np = pytest.importorskip("numpy")
     obj = _pointer_holders()[0]

@@ -5,6 +5,12 @@ unopenable (-> OSError, never output).  (Split from test_hardening.py.)
 
 tests/generator/test_entropy_failure.py covers the LD_PRELOAD getrandom shim (EPERM,
 ENOSYS, EINTR from the C library's wrapper); nothing here repeats it.
+
+glibc 2.41 and later answer getrandom() from the vDSO, with no system call
+for a seccomp filter to refuse.  So the children here run with the shim
+preloaded in its pass-through mode, whose getrandom() is the system call
+itself: the filter refuses it whatever the C library.  Should getrandom()
+still be answered without one, the child skips, saying so.
 """
 import os
 import textwrap
@@ -16,6 +22,7 @@ from helpers import (
     LINUX,
     last_json,
     run_child,
+    shim_env,
 )
 
 # Each test a child interpreter behind a seccomp filter.
@@ -85,17 +92,37 @@ def deny_getrandom(err):
 """ + CHILD_SOURCE
 
 
-def seccomp_child(code, tmp_path):
-    if not LINUX:
-        pytest.skip("seccomp is Linux-only")
-    res = last_json(run_child(SECCOMP_PRELUDE + textwrap.dedent(code),
-                              cwd=tmp_path))
-    if "skip" in res:
-        pytest.skip(res["skip"])
-    return res
+@pytest.fixture
+def seccomp_child(getrandom_shim):
+    """``seccomp_child(code, tmp_path, mode=None)``: run SECCOMP_PRELUDE and
+    code in a child under the getrandom shim (pass-through unless mode
+    says otherwise); its JSON, or a skip with the child's reason."""
+    def run(code, tmp_path, mode=None):
+        if not LINUX:
+            pytest.skip("seccomp is Linux-only")
+        res = last_json(run_child(SECCOMP_PRELUDE + textwrap.dedent(code),
+                                  cwd=tmp_path,
+                                  **shim_env(str(getrandom_shim), mode)))
+        if "skip" in res:
+            pytest.skip(res["skip"])
+        return res
+    return run
 
 
-def test_seccomp_eperm_fails_closed(tmp_path):
+def test_skips_where_getrandom_makes_no_system_call(getrandom_shim,
+                                                    tmp_path):
+    """A C library that answers getrandom() without the system call (the
+    shim's vdso mode, as glibc >= 2.41) leaves the filter nothing to
+    refuse: the child says so and the tests skip rather than fail."""
+    res = last_json(run_child(SECCOMP_PRELUDE + "deny_getrandom(errno.EPERM)\n"
+                              "print(json.dumps({'denied': True}))",
+                              cwd=tmp_path,
+                              **shim_env(str(getrandom_shim), "vdso")))
+    assert res == {"skip": "the C library serves getrandom() without a "
+                           "system call (vDSO)"}
+
+
+def test_seccomp_eperm_fails_closed(seccomp_child, tmp_path):
     """getrandom denied by a real seccomp filter (EPERM, as a container
     runtime's profile would): every call raises OSError(EPERM), in the main
     thread and a new one, and keeps failing; nothing is ever output."""
@@ -115,7 +142,7 @@ def test_seccomp_eperm_fails_closed(tmp_path):
         check_all_failed(res[part], errno.EPERM)
 
 
-def test_seccomp_eperm_after_seeding(tmp_path):
+def test_seccomp_eperm_after_seeding(seccomp_child, tmp_path):
     """Seeded first, then the filter goes in (a sandbox tightening): the
     live state may serve at most the rest of its reseed interval, then
     fails closed; stir() fails at once, and so does everything after it."""
@@ -147,7 +174,8 @@ def test_seccomp_eperm_after_seeding(tmp_path):
     check_all_failed(res["after"], errno.EPERM)
 
 
-def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(tmp_path):
+def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(seccomp_child,
+                                                           tmp_path):
     """getrandom missing (ENOSYS from seccomp, as on a pre-3.17 kernel): the
     generator reads /dev/urandom.  When /dev/urandom cannot be opened (no
     file descriptor left: RLIMIT_NOFILE), every call raises OSError(EMFILE)
@@ -194,7 +222,8 @@ def test_seccomp_enosys_uses_dev_urandom_then_fails_closed(tmp_path):
 
 @pytest.mark.parametrize("how,err", [("missing", "ENOENT"), ("regular", "EIO"),
                                      ("devnull", "EIO")])
-def test_enosys_and_dev_urandom_gone_or_replaced(tmp_path, how, err):
+def test_enosys_and_dev_urandom_gone_or_replaced(seccomp_child, tmp_path, how,
+                                                err):
     """getrandom missing (seccomp ENOSYS) and, in a private mount namespace,
     /dev/urandom missing (an empty tmpfs on /dev), replaced by a regular
     file of predictable bytes, or by /dev/null (a character device that

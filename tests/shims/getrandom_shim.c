@@ -8,6 +8,9 @@
  *   enosys      fail with ENOSYS (no getrandom: the caller must fall back)
  *   eintr:N     fail with EINTR N times, then pass through
  *   zero        return 0 (no bytes, no error), as a seccomp rule can
+ *   vdso        answer without the getrandom system call (from /dev/urandom),
+ *               as glibc >= 2.41 does from the vDSO: a seccomp rule on the
+ *               system call cannot refuse it
  * GETRANDOM_SHIM_CALLER, if set, limits the shim to calls made from a loaded
  * object whose path contains that string (so the interpreter's own calls,
  * e.g. for hash seeds, pass through untouched and uncounted).
@@ -23,6 +26,7 @@
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,7 +34,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-enum { MODE_OK, MODE_EPERM, MODE_ENOSYS, MODE_EINTR, MODE_ZERO };
+enum { MODE_OK, MODE_EPERM, MODE_ENOSYS, MODE_EINTR, MODE_ZERO, MODE_VDSO };
 
 static int mode = -1;
 static long eintr_left;
@@ -49,6 +53,8 @@ static void read_env(void)
         mode = MODE_ENOSYS;
     else if (strcmp(m, "zero") == 0)
         mode = MODE_ZERO;
+    else if (strcmp(m, "vdso") == 0)
+        mode = MODE_VDSO;
     else if (strncmp(m, "eintr:", 6) == 0) {
         mode = MODE_EINTR;
         eintr_left = strtol(m + 6, NULL, 10);
@@ -67,6 +73,27 @@ static int caller_matches(void *ret)
     return strstr(info.dli_fname, want) != NULL;
 }
 
+/* len bytes with no getrandom system call: what a vDSO answer looks like
+   to a seccomp filter. */
+static ssize_t without_syscall(void *buf, size_t len)
+{
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    size_t done = 0;
+
+    if (fd < 0)
+        return -1;
+    while (done < len) {
+        ssize_t r = read(fd, (char *)buf + done, len - done);
+        if (r <= 0) {
+            close(fd);
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    close(fd);
+    return (ssize_t)len;
+}
+
 ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 {
     if (mode < 0)
@@ -82,6 +109,8 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
             return -1;
         case MODE_ZERO:
             return 0;
+        case MODE_VDSO:
+            return without_syscall(buf, len);
         case MODE_EINTR:
             if (__atomic_fetch_sub(&eintr_left, 1, __ATOMIC_RELAXED) > 0) {
                 errno = EINTR;
@@ -114,6 +143,8 @@ int getrandom_shim_set(const char *name)
         mode = MODE_ENOSYS;
     else if (strcmp(name, "zero") == 0)
         mode = MODE_ZERO;
+    else if (strcmp(name, "vdso") == 0)
+        mode = MODE_VDSO;
     else if (strncmp(name, "eintr:", 6) == 0) {
         eintr_left = strtol(name + 6, NULL, 10);
         mode = MODE_EINTR;
