@@ -42,9 +42,9 @@ cdef extern from "generator.h" nogil:
     int arc4py_rng_stir_all()
     unsigned arc4py_rng_fork_protection()
 
-# The generator's test hooks (arc4py/csrc/rng_test_hooks.c), declared in its
-# internal header; they answer -1 in a normal build.
-cdef extern from "rng_internal.h" nogil:
+# The generator's test hooks (arc4py/csrc/rng_test_hooks.c, declared in
+# rng_test_hooks.h); they answer -1 in a normal build.
+cdef extern from "rng_test_hooks.h" nogil:
     int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
     long arc4py_rng_debug_reseeds()
     const int arc4py_rng_test_hooks
