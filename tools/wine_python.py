@@ -43,8 +43,9 @@ NUMPY_PINS = {"3.9": "numpy==2.0.2"}
 NUMPY_PIN = "numpy==2.1.3"
 
 #: what the suite needs on Windows (pyproject's test extra, less the build
-#: tools: no test compiles C under Wine)
-TEST_REQUIREMENTS = ["pytest>=7", "cryptography>=41"]
+#: tools and mypy).  cryptography 43 and later link bcryptprimitives.dll
+#: (Rust's ProcessPrng), which Wine 8 lacks: 42.0.5 links bcrypt.dll.
+TEST_REQUIREMENTS = ["pytest>=7", "cryptography==42.0.5"]
 
 
 class Unavailable(Exception):
