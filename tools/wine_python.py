@@ -338,6 +338,10 @@ def interpreter(version, paths, run_dir):
     ._pth file puts paths (folders here) on sys.path after its own: its
     python.exe.
 
+    Its sitecustomize.py hides _winapi.CopyFile2 (3.12+): Wine 8 lacks
+    kernel32's CopyFile2 and aborts the process when it is called, and
+    shutil.copy2 copies without it when it is absent.
+
     The copy has no _wmi.pyd: platform.uname() asks WMI through it (3.12+),
     which calls a propsys.dll function Wine 8 does not implement, and Wine
     aborts the process; without the module platform takes its documented
@@ -351,7 +355,17 @@ def interpreter(version, paths, run_dir):
     pth.unlink()
     pth.write_text("\n".join([f"python{version.replace('.', '')}.zip", ".",
                               *(windows_path(p) for p in paths), "import site", ""]))
+    (run_dir / "sitecustomize.py").write_text(SITECUSTOMIZE)
     return run_dir / "python.exe"
+
+
+SITECUSTOMIZE = """\
+# Written by arc4py's tools/wine_python.py: Wine 8 has no CopyFile2.
+import _winapi
+
+if hasattr(_winapi, "CopyFile2"):
+    del _winapi.CopyFile2
+"""
 
 
 def run(python_exe, args, **kwargs):

@@ -9,7 +9,7 @@ import sys
 
 # Requests of DIRECT_BYTES and more bypass the generator's buffer.
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES
-from arc4py.cli.output import silence_stdout
+from arc4py.cli.output import reader_gone, silence_stdout
 
 #: Bytes generated and written per system call (small enough that a
 #: generating thread's two buffers stay in its L2 cache).
@@ -232,7 +232,9 @@ def run(args):
     try:
         _write_stream(out, count, args.hex, k)
         out.flush()
-    except BrokenPipeError:
+    except OSError as e:
+        if not reader_gone(e):
+            raise
         silence_stdout()
         return 0
     except KeyboardInterrupt:

@@ -1,8 +1,17 @@
 """Writing to stdout when the reader may go away first (``| head -1``):
 the commands end quietly, with status 0, instead of with a BrokenPipeError
 traceback, and nothing more is written."""
+import errno
 import os
 import sys
+
+
+def reader_gone(exc):
+    """Whether ``exc`` (an OSError from a write to stdout) says the reader
+    has gone: BrokenPipeError, or on Windows EINVAL, the C runtime's errno
+    for a write to a pipe whose read end is closed."""
+    return isinstance(exc, BrokenPipeError) or (
+        sys.platform == "win32" and exc.errno == errno.EINVAL)
 
 
 def silence_stdout():
@@ -23,7 +32,9 @@ def write_stdout(text):
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
-    except BrokenPipeError:
+    except OSError as e:
+        if not reader_gone(e):
+            raise
         silence_stdout()
         return False
     return True
