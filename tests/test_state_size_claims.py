@@ -18,7 +18,7 @@ README = REPO / "README.md"
 def _readme():
     if not README.exists():
         pytest.skip("README.md is not next to the tests")
-    return README.read_text()
+    return README.read_text(encoding="utf-8")
 
 
 def test_readme_vm_clone_window_is_the_buffer_size():

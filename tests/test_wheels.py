@@ -7,6 +7,11 @@
     test_aarch64_pyconfig_table           build_wheels.AARCH64_PYCONFIG is
                                           exactly where Debian's arm64 and
                                           amd64 pyconfig.h differ
+    test_windows_pyconfig_sizes           the Windows pyconfig.h that
+                                          tools/wine_python.py writes states
+                                          the sizes zig's x86_64-windows
+                                          compiler has, and Python.h compiles
+                                          with it
 """
 import re
 import shutil
@@ -104,3 +109,34 @@ def test_aarch64_pyconfig_table(tmp_path):
     # The layout of every C API struct follows from these: the same on both.
     for key in differ:
         assert not key.startswith(("SIZEOF_", "ALIGNOF_", "Py_")), key
+
+
+def test_windows_pyconfig_sizes(tmp_path):
+    zig = pytest.importorskip(
+        "ziglang", reason="ziglang is not installed (pip install ziglang)")
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import wine_python
+    finally:
+        sys.path.remove(str(TOOLS))
+    import sysconfig
+    ver = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    include = wine_python.windows_include(sysconfig.get_paths()["include"], ver, tmp_path)
+    defines = _defines(include / "pyconfig.h")
+    types = {"SHORT": "short", "INT": "int", "LONG": "long", "LONG_LONG": "long long",
+             "VOID_P": "void *", "SIZE_T": "size_t", "UINTPTR_T": "uintptr_t",
+             "TIME_T": "time_t", "WCHAR_T": "wchar_t", "FLOAT": "float",
+             "DOUBLE": "double", "_BOOL": "_Bool", "FPOS_T": "fpos_t"}
+    checks = [f'_Static_assert(sizeof({c}) == SIZEOF_{k}, "SIZEOF_{k}");'
+              for k, c in types.items()]
+    assert set(f"SIZEOF_{k}" for k in types) <= set(defines)
+    src = tmp_path / "check.c"
+    src.write_text("#include <Python.h>\n#include <stdio.h>\n#include <time.h>\n"
+                   + "\n".join(checks) + "\n"
+                   '_Static_assert(sizeof(Py_ssize_t) == 8, "Py_ssize_t");\n'
+                   "PyMODINIT_FUNC PyInit_check(void) { return PyLong_FromLong(1); }\n")
+    exe = Path(zig.__file__).parent / "zig"
+    proc = subprocess.run([str(exe), "cc", "-target", "x86_64-windows-gnu", "-fsyntax-only",
+                           "-Wall", "-Werror", f"-I{include}", str(src)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

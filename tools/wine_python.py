@@ -15,9 +15,8 @@ windows_x86_64) and tools/test_wheels.py (win_amd64 wheels) use lives here:
 - the import library for python3XX.dll: its export table, read from the DLL
   itself, through ``zig dlltool``.
 - other packages' ``win_amd64`` wheels (numpy, pytest, cryptography, ...):
-  ``pip download --platform win_amd64`` and unpacked into a folder that the
-  interpreter's ``._pth`` file lists (the embeddable interpreter ignores
-  PYTHONPATH).
+  ``pip download --platform win_amd64`` and unpacked into a folder on the
+  interpreter's path.
 - Wine: Debian's ``wine64`` with a prefix of its own in the cache folder.
 """
 import os
@@ -334,9 +333,13 @@ def wine_env(**extra):
 
 
 def interpreter(version, paths, run_dir):
-    """A copy of the embeddable CPython in run_dir (hard links) whose
-    ._pth file puts paths (folders here) on sys.path after its own: its
-    python.exe.
+    """A copy of the embeddable CPython in run_dir (hard links) that puts
+    paths (folders here) on sys.path: its python.exe.
+
+    The copy has no ._pth file, so it sets up sys.path as an installed
+    CPython does (the script's folder first, PYTHONPATH, ``-S`` and ``-I``
+    honoured) rather than the embedding's fixed list; paths come from a .pth
+    file in its Lib/site-packages, which site reads at start-up.
 
     Its sitecustomize.py hides _winapi.CopyFile2 (3.12+): Wine 8 lacks
     kernel32's CopyFile2 and aborts the process when it is called, and
@@ -350,12 +353,12 @@ def interpreter(version, paths, run_dir):
     run_dir = Path(run_dir)
     shutil.rmtree(run_dir, ignore_errors=True)
     shutil.copytree(home, run_dir, copy_function=os.link,
-                    ignore=shutil.ignore_patterns("_wmi.pyd"))
-    pth = run_dir / f"python{version.replace('.', '')}._pth"
-    pth.unlink()
-    pth.write_text("\n".join([f"python{version.replace('.', '')}.zip", ".",
-                              *(windows_path(p) for p in paths), "import site", ""]))
-    (run_dir / "sitecustomize.py").write_text(SITECUSTOMIZE)
+                    ignore=shutil.ignore_patterns("_wmi.pyd", "*._pth"))
+    site_packages = run_dir / "Lib" / "site-packages"
+    site_packages.mkdir(parents=True)
+    (site_packages / "arc4py-wine.pth").write_text(
+        "".join(windows_path(p) + "\n" for p in paths))
+    (site_packages / "sitecustomize.py").write_text(SITECUSTOMIZE)
     return run_dir / "python.exe"
 
 
