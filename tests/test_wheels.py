@@ -136,7 +136,8 @@ def test_windows_pyconfig_sizes(tmp_path):
                    '_Static_assert(sizeof(Py_ssize_t) == 8, "Py_ssize_t");\n'
                    "PyMODINIT_FUNC PyInit_check(void) { return PyLong_FromLong(1); }\n")
     exe = Path(zig.__file__).parent / "zig"
-    proc = subprocess.run([str(exe), "cc", "-target", "x86_64-windows-gnu", "-fsyntax-only",
-                           "-Wall", "-Werror", f"-I{include}", str(src)],
+    proc = subprocess.run([str(exe), "cc", "-target", "x86_64-windows-gnu", "-c",
+                           "-Wall", "-Werror", f"-I{include}", str(src),
+                           "-o", str(tmp_path / "check.o")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
