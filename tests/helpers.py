@@ -31,7 +31,7 @@ import arc4py
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
 
 __all__ = [
-    "BUFFER_BYTES", "CSRC", "DIRECT_BYTES", "INCLUDE", "LINUX", "WINE", "Failure", "check",
+    "BUFFER_BYTES", "CSRC", "DIRECT_BYTES", "INCLUDE", "LINUX", "Failure", "check",
     "PKG_PARENT", "PYTHON", "REKEY_BYTES", "REPO", "RESEED_INTERVAL", "SHIM_SOURCE",
     "TESTS_DIR", "build_generator_program", "build_getrandom_shim", "build_program",
     "build_shared", "child_env", "compile_c", "find_cc", "last_json", "rss_kib",
@@ -46,18 +46,6 @@ REPO = TESTS_DIR.parent
 PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
 LINUX = sys.platform.startswith("linux")
 
-
-def _under_wine():
-    """Whether this Windows process runs under Wine (its ntdll exports
-    wine_get_version; Windows' does not)."""
-    if sys.platform != "win32":
-        return False
-    import ctypes
-    return hasattr(ctypes.WinDLL("ntdll"), "wine_get_version")
-
-
-#: Windows under Wine: for the few tests that need what Wine lacks.
-WINE = _under_wine()
 #: The interpreter every child runs: this one.
 PYTHON = sys.executable
 #: The C cores and the C generator, and the public headers they include.

@@ -220,6 +220,11 @@ def test_wine(wheel, version, args, work):
     with zipfile.ZipFile(wheel) as z:
         z.extractall(target)
     exe = wine_python.interpreter(version, [target, site], work / f"python-{stem}")
+    info = wine_python.run(exe, ["-m", "arc4py", "info"], cwd=work, capture_output=True,
+                           text=True)
+    sys.stdout.write(info.stdout + info.stderr)
+    if info.returncode != 0:
+        return 1, f"arc4py info exited {info.returncode} under Wine"
     basetemp = work / f"tmp-{stem}"
     shutil.rmtree(basetemp, ignore_errors=True)
     cmd = [wine_python.find_wine(), str(exe), "-m", "pytest", "-p", "no:cacheprovider",
