@@ -45,7 +45,6 @@ REPO = TESTS_DIR.parent
 #: The directory holding the arc4py package this process imported.
 PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
 LINUX = sys.platform.startswith("linux")
-
 #: The interpreter every child runs: this one.
 PYTHON = sys.executable
 #: The C cores and the C generator, and the public headers they include.
