@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -60,11 +61,14 @@ BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/capi_avx512.c",
 CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
 
 
+# The platform built for (sysconfig names the target when cross-building).
+PLATFORM = sysconfig.get_platform()
+
 macros = []
 compile_args = []
 link_args = []
 libraries = []
-if sys.platform == "win32":
+if PLATFORM.startswith("win"):
     # rng_platform_windows.c: BCryptGenRandom where ProcessPrng is missing.
     libraries.append("bcrypt")
 if sys.platform == "win32" and "GCC" not in sys.version:
@@ -110,7 +114,7 @@ extensions = [
               **common),
 ]
 
-if sys.platform.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
+if PLATFORM.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
     extensions.append(Extension("arc4py._bench_capi_c", [f"{CBIND}/bench_capi.c"],
                                 **dict(common, libraries=libraries + ["dl"])))
 

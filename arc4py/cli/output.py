@@ -1,9 +1,11 @@
 """Writing to stdout, and what the commands do when it fails.
 
-A reader that goes away first (``| head -1``) raises BrokenPipeError, on
-which ``arc4py`` ends quietly with status 0, as most Unix tools do.  Any
+A reader that goes away first (``| head -1``) raises BrokenPipeError (on
+Windows the C runtime's EINVAL, raised here as BrokenPipeError), on which
+``arc4py`` ends quietly with status 0, as most Unix tools do.  Any
 other failed write (a full disk, a closed or read-only descriptor) is a
 StdoutError: one line on stderr and status 1, never a traceback."""
+import errno
 import os
 import sys
 
@@ -23,15 +25,25 @@ def silence_stdout():
         pass
 
 
+def reader_gone(exc):
+    """Whether ``exc`` (an OSError from a write to stdout) says the reader
+    has gone: BrokenPipeError, or on Windows EINVAL, the C runtime's errno
+    for a write to a pipe whose read end is closed."""
+    return isinstance(exc, BrokenPipeError) or (
+        sys.platform == "win32" and exc.errno == errno.EINVAL)
+
+
 def guard(call):
-    """``call`` (a write or a flush of stdout) with its OSError, other than
-    BrokenPipeError, raised as a StdoutError."""
+    """``call`` (a write or a flush of stdout) with its OSError raised as
+    BrokenPipeError if the reader has gone, else as a StdoutError."""
     def guarded(*args):
         try:
             return call(*args)
         except BrokenPipeError:
             raise
         except OSError as exc:
+            if reader_gone(exc):
+                raise BrokenPipeError(exc.errno, exc.strerror) from None
             silence_stdout()
             raise StdoutError(f"cannot write to stdout: "
                               f"{exc.strerror or exc}") from None

@@ -28,9 +28,10 @@ FIRST_CORE = arc4py.backends()[0]
 
 
 def cli(*args, env=None, timeout=120):
-    """Run ``python -m arc4py *args``; the CompletedProcess (bytes)."""
+    """Run ``python -m arc4py *args``; the CompletedProcess (bytes, UTF-8
+    text: Windows' pipes otherwise get the ANSI code page)."""
     return run_python(["-m", "arc4py", *args], text=False, timeout=timeout,
-                      env=env or child_env(ARC4PY_BACKEND=None))
+                      env=env or child_env(ARC4PY_BACKEND=None, PYTHONIOENCODING="utf-8"))
 
 
 def one_line(stderr):

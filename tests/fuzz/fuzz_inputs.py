@@ -4,6 +4,7 @@ and nonces, and the contract's own pieces (``ALLOWED``, ``check``,
 ``call``, ``reference``: OpenSSL's ChaCha20 keystream).
 """
 import array
+import atexit
 import ctypes
 import mmap
 import operator
@@ -204,12 +205,23 @@ def _ro_file():
         os.write(fd, bytes(range(256)) * 16)
         os.close(fd)
         _RO_FILE = open(path, "rb")
-        os.unlink(path)
+        if os.name == "nt":  # Windows removes no open file: at exit, closed
+            atexit.register(_remove_ro_file, path)
+        else:
+            os.unlink(path)
     return _RO_FILE
 
 
+def _remove_ro_file(path):
+    _RO_FILE.close()
+    try:
+        os.unlink(path)
+    except OSError:  # a mapping of it still open
+        pass
+
+
 NP_DTYPES = ["u1", "i1", "u2", "<i2", ">i2", "u4", "<i4", ">u4", "u8", "i8", "f2",
-             "f4", "f8", "f16", "c8", "c16", "?", "S5", "U3", "V7", "M8[s]",
+             "f4", "f8", "g", "c8", "c16", "?", "S5", "U3", "V7", "M8[s]",
              "m8[ns]", "O", [("a", "u1"), ("b", "<f8")], [("t", "M8[s]"), ("o", "O")],
              [("x", "i4"), ("o", "O")], [("s", "S3"), ("n", "u2", (2,))],
              ("u1", (3,)), ("O", (2,))]

@@ -16,7 +16,7 @@ import pytest
 
 import arc4py
 from entropy_calls import CHILD_SOURCE, check_all_failed
-from helpers import BUFFER_BYTES, REKEY_BYTES, last_json, run_python, shim_env
+from helpers import BUFFER_BYTES, LINUX, REKEY_BYTES, last_json, run_python, shim_env
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="LD_PRELOAD shim is Linux-only")
@@ -380,7 +380,7 @@ def test_stir_takes_all_threads_by_keyword_only():
 
 def _can_bind_mount():
     """Can this process make a mount namespace and bind-mount in it?"""
-    if os.geteuid() != 0 or not Path("/usr/bin/unshare").exists():
+    if not LINUX or os.geteuid() != 0 or not Path("/usr/bin/unshare").exists():
         return False
     proc = subprocess.run(["unshare", "-m", "sh", "-c",
                            "mount --bind /dev/zero /dev/urandom"],

@@ -103,8 +103,9 @@ def test_randomstate_pickle_loads_without_replay():
         assert isinstance(copy_._bit_generator, arc4py.BitGenerator)
         assert copy_._bit_generator is not rs._bit_generator
         assert not np.array_equal(copy_.random_sample(8), rs.random_sample(8))
-        assert not np.array_equal(copy_.randint(0, 2 ** 62, 8),
-                                  rs.randint(0, 2 ** 62, 8))
+        # int64: RandomState's default is C long, 32 bits on Windows
+        assert not np.array_equal(copy_.randint(0, 2 ** 62, 8, dtype=np.int64),
+                                  rs.randint(0, 2 ** 62, 8, dtype=np.int64))
         assert copy_.standard_normal() != rs.standard_normal()
     assert isinstance(copy.deepcopy(rs)._bit_generator, arc4py.BitGenerator)
 

@@ -10,6 +10,11 @@
     test_no_c_compiler_says_what_to_do    a source build without a C
                                           compiler ends saying to install
                                           one or use a wheel
+    test_windows_pyconfig_sizes           the Windows pyconfig.h that
+                                          tools/wine_python.py writes states
+                                          the sizes zig's x86_64-windows
+                                          compiler has, and Python.h compiles
+                                          with it
 """
 import re
 import runpy
@@ -142,3 +147,35 @@ def test_no_c_compiler_says_what_to_do(monkeypatch):
     assert "Install a C compiler" in message and "wheel" in message
     Compiler.compiler_so = [sys.executable]  # a command that exists
     assert ns["missing_compiler"](Compiler()) is None
+
+
+def test_windows_pyconfig_sizes(tmp_path):
+    zig = pytest.importorskip(
+        "ziglang", reason="ziglang is not installed (pip install ziglang)")
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import wine_python
+    finally:
+        sys.path.remove(str(TOOLS))
+    import sysconfig
+    ver = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    include = wine_python.windows_include(sysconfig.get_paths()["include"], ver, tmp_path)
+    defines = _defines(include / "pyconfig.h")
+    types = {"SHORT": "short", "INT": "int", "LONG": "long", "LONG_LONG": "long long",
+             "VOID_P": "void *", "SIZE_T": "size_t", "UINTPTR_T": "uintptr_t",
+             "TIME_T": "time_t", "WCHAR_T": "wchar_t", "FLOAT": "float",
+             "DOUBLE": "double", "_BOOL": "_Bool", "FPOS_T": "fpos_t"}
+    checks = [f'_Static_assert(sizeof({c}) == SIZEOF_{k}, "SIZEOF_{k}");'
+              for k, c in types.items()]
+    assert set(f"SIZEOF_{k}" for k in types) <= set(defines)
+    src = tmp_path / "check.c"
+    src.write_text("#include <Python.h>\n#include <stdio.h>\n#include <time.h>\n"
+                   + "\n".join(checks) + "\n"
+                   '_Static_assert(sizeof(Py_ssize_t) == 8, "Py_ssize_t");\n'
+                   "PyMODINIT_FUNC PyInit_check(void) { return PyLong_FromLong(1); }\n")
+    exe = Path(zig.__file__).parent / "zig"
+    proc = subprocess.run([str(exe), "cc", "-target", "x86_64-windows-gnu", "-c",
+                           "-Wall", "-Werror", f"-I{include}", str(src),
+                           "-o", str(tmp_path / "check.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
