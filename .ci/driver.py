@@ -43,6 +43,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import debian_pkgs  # noqa: E402  (tools/ is not a package)
 import pythons  # noqa: E402
+
 import test_wheels  # noqa: E402
 
 README_COMMAND = 'pip install ".[test]" && pytest'
@@ -68,7 +69,7 @@ VERSION_TESTS = {
 NOT_SLOW = ["-m", "not slow"]
 INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/test_docs.py"]
 INTEGRATION_PACKAGES = ["dask[distributed]", "scipy", "scikit-learn", "pandas"]
-HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "Build and test"
+HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "CI"
     "libsimde-dev", "dieharder", "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross",
     "qemu-user-static", "wine64"]
 
@@ -286,7 +287,7 @@ def integration(run, base):
 
 def main():
     run = Run()
-    main_version = "%d.%d" % sys.version_info[:2]
+    main_version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     supported = pythons.supported()
     gil = [v for v in supported if not v.endswith("t")]
     if main_version not in gil:
