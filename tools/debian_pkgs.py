@@ -139,10 +139,14 @@ class _Apt:
             self.opts += ["-o", f"{key}={value}"]
         self.updated = False
 
-    def _run(self, tool, *args, cwd=None):
+    def update(self):
+        """The suite's lists (once); Unavailable when the archive cannot be read."""
         if not self.updated:
             self.updated = True
-            self._run("apt-get", "update")
+            self._run("apt-get", "update", "--error-on=any")
+
+    def _run(self, tool, *args, cwd=None):
+        self.update()
         proc = subprocess.run([tool, *self.opts, "-qq", *args], cwd=cwd,
                               capture_output=True, text=True)
         if proc.returncode != 0:
@@ -244,6 +248,7 @@ def cpython(versions, work, suite="unstable"):
     key = " ".join(sorted(versions))
     if not (wanted.exists() and wanted.read_text() == key and root.exists()):
         apt = _Apt(arch, suite, work)
+        apt.update()
         have = [v for v in versions if apt.has(f"python{v}")]
         if not have:
             raise Unavailable(f"{suite} has none of python{', python'.join(versions)}")
