@@ -121,6 +121,14 @@ class Run:
         if subprocess.run(argv, **kwargs).returncode != 0:
             raise Failed(f"{self.block_name}: {what}")
 
+    def venv(self, base, path):
+        """A fresh venv with a current pip (tools/pythons.py): its python."""
+        print(f"$ fresh venv {path.name} of {base}", flush=True)
+        try:
+            return pythons.make_venv(base, path)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise Failed(f"{self.block_name}: the venv {path.name} ({e})") from None
+
     def table(self):
         print("\n== time per block (wall; CPU of this script and the steps it waited for)")
         for name, took, cpu, outcome in self.times:
@@ -173,10 +181,7 @@ def start_aarch64(log):
 
 def main_venv(run):
     venv = REPO / ".ci-venv"
-    try:
-        py = pythons.make_venv(sys.executable, venv)
-    except subprocess.CalledProcessError as e:
-        raise Failed(f"main venv: {e}") from None
+    py = run.venv(sys.executable, venv)
     # Activated from here on, as bin/activate would: the README's command,
     # build and the tools run in it.
     os.environ.update(venv_env(venv))
@@ -231,10 +236,7 @@ def debian_cpythons(run, versions):
 
 def one_python(run, version, base, *, whole, numpy=None, gil_off=False):
     venv = REPO / f".ci-venv-{version}"
-    try:
-        py = pythons.make_venv(base, venv)
-    except subprocess.CalledProcessError as e:
-        raise Failed(f"Python {version}: the venv ({e})") from None
+    py = run.venv(base, venv)
     run.step('pip install ".[test]"', [py, "-m", "pip", "install", "-q", ".[test]"], cwd=REPO)
     if numpy:
         say(f"with the oldest declared numpy, {numpy}")
@@ -259,7 +261,7 @@ def sdist(run):
             {"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (src,) = (REPO / ".ci-sdist").iterdir()
     venv = REPO / ".ci-venv-sdist"
-    py = pythons.make_venv(sys.executable, venv)
+    py = run.venv(sys.executable, venv)
     run.step("pip install the sdist", [py, "-m", "pip", "install", "-q", f"{src}[test]"])
     quick = [str(p) for p in test_wheels.quick()]
     # the tests from the unpacked sdist: a file missing from it fails here
@@ -287,7 +289,7 @@ def integration(run, base):
         run.skip(f"{INTEGRATION_TESTS[0]} is not in this checkout")
         return
     venv = REPO / ".ci-venv-integration"
-    py = pythons.make_venv(base, venv)
+    py = run.venv(base, venv)
     run.step("pip install", [py, "-m", "pip", "install", "-q", ".[test]",
                              *INTEGRATION_PACKAGES], cwd=REPO)
     run.step("pytest", [venv / "bin" / "pytest", *PYTEST, *tests], cwd=REPO,
