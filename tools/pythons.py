@@ -37,8 +37,8 @@ def pyproject():
 
 
 def supported():
-    """['3.9', ..., '3.Yt', ...]: the classifiers' versions, oldest first,
-    then the free-threaded builds."""
+    """The classifiers' versions ("3.X"), oldest first, then the
+    free-threaded builds ("3.Xt")."""
     found = []
     for c in pyproject()["project"]["classifiers"]:
         m = re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c)
