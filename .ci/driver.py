@@ -69,7 +69,7 @@ VERSION_TESTS = {
                     "tests/test_numpy_generator.py"],
 }
 NOT_SLOW = ["-m", "not slow"]
-INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/test_docs.py"]
+INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/packaging/test_docs.py"]
 INTEGRATION_PACKAGES = ["dask[distributed]", "scipy", "scikit-learn", "pandas"]
 HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "CI"
     "libsimde-dev", "dieharder", "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross",
@@ -358,7 +358,7 @@ def sdist(b):
     venv = REPO / ".ci-venv-sdist"
     py = b.venv(sys.executable, venv)
     b.step("pip install the sdist", [py, "-m", "pip", "install", "-q", f"{src}[test]"])
-    quick = [str(p) for p in test_wheels.quick()]
+    quick = list(test_wheels.QUICK)
     # the tests from the unpacked sdist: a file missing from it fails here
     b.step("pytest (packaging selection)", [venv / "bin" / "pytest", *pytest_args(b), *quick],
            cwd=src, env=venv_env(venv))

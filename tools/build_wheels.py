@@ -100,8 +100,8 @@ TARGETS = {
 # and ALIGNOF_ line, and with them every struct of the C API, is the same.
 # Of these the C API headers read only HAVE_GCC_ASM_FOR_X87 (it declares
 # the x87 control-word helpers) and HAVE_USABLE_WCHAR_T (it includes
-# <wchar.h>); tests/test_wheels.py checks the table against Debian's two
-# files where it finds them.
+# <wchar.h>); tests/packaging/test_wheels.py checks the table against
+# Debian's two files where it finds them.
 AARCH64_PYCONFIG = {
     "HAVE_GCC_ASM_FOR_X64": None,
     "HAVE_GCC_ASM_FOR_X87": None,

@@ -51,9 +51,6 @@ REPO = build_wheels.REPO
 # extensions, the stubs and py.typed, and the C API's shipped headers and
 # .pxd built against (tests/capi).  .ci/driver.py runs it on the sdist too.
 QUICK = ["tests/api", "tests/capi", "-m", "not slow"]
-# the same before the tests moved into subject folders
-QUICK_FLAT = ["tests/test_bad_input.py", "tests/test_random_class.py",
-              "tests/test_secrets_helpers.py", "tests/test_typing.py", "tests/test_capi.py"]
 SUMMARY = re.compile(r"^=+ (.*(passed|failed|error|skipped|deselected).*) in [\d.]+s", re.M)
 
 
@@ -80,12 +77,8 @@ def wheel_tags(path):
     return version, arch, libc
 
 
-def quick():
-    return QUICK if (REPO / "tests" / "api").is_dir() else QUICK_FLAT
-
-
 def selection(args):
-    paths = args.tests or (quick() if args.quick else ["tests"])
+    paths = args.tests or (QUICK if args.quick else ["tests"])
     return [str(REPO / p) if p.startswith("tests") else p for p in paths]
 
 
