@@ -368,11 +368,13 @@ def wheels(b, version):
     if subprocess.run(["python", "-c", "import ziglang"], capture_output=True).returncode:
         b.skip("no ziglang (installed in the main venv above)")
         return
-    out = REPO / "build" / "ci-wheels"
-    shutil.rmtree(out, ignore_errors=True)
+    out, work = REPO / "build" / "ci-wheels", REPO / "build" / "ci-wheels-work"
+    for d in (out, work):  # (its build venvs fresh too)
+        shutil.rmtree(d, ignore_errors=True)
     b.step("tools/build_wheels.py", ["python", "tools/build_wheels.py", "--out", out,
-                                     "--targets", "manylinux_x86_64,manylinux_aarch64",
-                                     "--pythons", version], cwd=REPO)
+                                     "--work", work, "--pythons", version,
+                                     "--targets", "manylinux_x86_64,manylinux_aarch64"],
+           cwd=REPO)
     b.step("tools/test_wheels.py --quick",
            ["python", "tools/test_wheels.py", "--quick", *sorted(out.glob("*.whl"))], cwd=REPO)
 
