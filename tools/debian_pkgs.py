@@ -199,6 +199,11 @@ def unpack(packages, arch, work, *, suite=None, with_depends=(), into=None, refr
     for deb in debs:
         subprocess.run(["dpkg-deb", "-x", str(deb), str(new)], check=True)
         deb.unlink()
+    # Newer suites' packages hold /usr only (merged /usr: the links from /
+    # come from base-files, not unpacked here); the loaders' paths need them.
+    for name in ("bin", "sbin", "lib", "lib64"):
+        if (new / "usr" / name).is_dir() and not os.path.lexists(new / name):
+            os.symlink(f"usr/{name}", new / name)
     (new / ".arc4py-packages").write_text(want)
     shutil.rmtree(root, ignore_errors=True)
     new.rename(root)
