@@ -181,10 +181,18 @@ fi
 # The host venv (setuptools, Cython and numpy for the build) also runs pip
 # for the aarch64 side: pip download with the sysroot's platform tags, then
 # pip install --target, which unpacks wheels without running them.
+# Made from a host CPython of the guest's version where there is one
+# (tools/pythons.py finds it: the numpy pinned below may need that version),
+# else python3.
 hostvenv=$work/host-venv
-if [ ! -x "$hostvenv/bin/python" ]; then
-    python3 -m venv "$hostvenv"
-    "$hostvenv/bin/python" -m pip install -q --upgrade pip
+if [ ! -x "$hostvenv/bin/python" ] || [ "$("$hostvenv/bin/python" -c \
+        'import sys; print("%d.%d" % sys.version_info[:2])')" != "$pyver" ]; then
+    python3 - "$pyver" "$hostvenv" <<EOF
+import sys
+sys.path.insert(0, "$repo/tools")
+import pythons
+pythons.make_venv(pythons.find_python(sys.argv[1]) or sys.executable, sys.argv[2])
+EOF
 fi
 hostpy=$hostvenv/bin/python
 "$hostpy" -c 'import tomllib' 2>/dev/null || "$hostpy" -m pip install -q tomli
