@@ -1,32 +1,20 @@
 #!/usr/bin/env python3
-"""arc4py's CI, run by .ci/run from a clean checkout.  Each block below runs
-once; the first failed step stops the run, naming its block and step; every
-block ends with a timing line, and the run with a table of them.
+"""arc4py's CI, run by .ci/run from a clean checkout.  Each block runs once;
+the first failed step stops the run, naming its block and step; every block
+ends with a timing line, and the run with a table of them.  In order:
 
-  host packages   Debian packages some tests use (best effort, as root)
-  aarch64         tests/cross/aarch64_python.sh, in the background from the
-                  start (one emulated interpreter on one core); its log and
-                  status are read after the other Pythons
-  main venv       .ci-venv, fresh, on the Python running this script
-  README          the README's test command, exactly: the whole suite
-  docs            the API reference, warnings as errors
-  each core       the core and generator thread/uniform tests, once per core
-                  this CPU runs (ARC4PY_BACKEND)
-  Debian CPython  the supported versions nothing here has, from Debian's
-                  unstable suite into ~/.cache/arc4py-ci (skipped, saying
-                  so, when the archive cannot be reached)
-  Python 3.X      each other supported version, in a fresh venv: the
-                  per-version selection (the oldest with the oldest numpy
-                  the numpy extra declares), the whole suite on the newest
-  Python 3.Xt     the free-threaded builds, where installed: the whole suite
-                  with the GIL off (PYTHON_GIL=0)
-  sdist, wheels   the sdist and the manylinux wheels (tools/build_wheels.py)
-                  installed fresh, with the packaging selection
-                  (tools/test_wheels.py QUICK), not the generator again
-  integration     dask, scipy, scikit-learn and pandas with arc4py's numpy
-                  objects, in a venv of their own
-
-The supported versions are pyproject.toml's classifiers (tools/pythons.py).
+  host packages, then aarch64 (tests/cross/aarch64_python.sh) started in
+  the background; .ci-venv on this Python, the README's test command in it
+  (the whole suite); Debian unstable's CPython for each supported version
+  nothing here has (into ~/.cache/arc4py-ci; skipped, saying so, when the
+  archive cannot be read).  Then two at a time: the docs (-W); each core
+  (ARC4PY_BACKEND); each other supported Python in a fresh venv, with the
+  per-version selection (the oldest with the oldest declared numpy) or, on
+  the newest and the free-threaded builds (PYTHON_GIL=0, where installed),
+  the whole suite; the sdist with the packaging selection; the integration
+  venv.  Last, aarch64's log, and the manylinux wheels with the packaging
+  selection.  The supported versions: pyproject.toml's classifiers, read by
+  tools/pythons.py.
 """
 import concurrent.futures
 import contextlib
@@ -53,21 +41,11 @@ PYTEST = ["-q", "-p", "no:cacheprovider"]
 # The statistical battery's two streams (a minute) run once, in the
 # README's run: its C does not depend on the interpreter.
 ONCE = ["-k", "not test_dieharder_quick_default_core"]
-# Each selection by subject folder; the flat files before the tests moved
-# into those folders.
-CORE_TESTS = {
-    "tests/cores": ["tests/test_cores.py"],
-    "tests/generator/test_threads.py": ["tests/test_threads.py"],
-    "tests/generator/test_uniform.py": ["tests/test_uniform.py"],
-}
-VERSION_TESTS = {
-    **CORE_TESTS,
-    "tests/api": ["tests/test_bad_input.py", "tests/test_random_class.py",
-                  "tests/test_random_distributions.py", "tests/test_secrets_helpers.py",
-                  "tests/test_typing.py"],
-    "tests/numpy": ["tests/test_numpy.py", "tests/test_numpy_bitgen.py",
-                    "tests/test_numpy_generator.py"],
-}
+# The per-core selection: the cores, and the generator's thread and bias
+# tests; the per-version one adds the Python API and numpy.
+CORE_TESTS = ["tests/cores", "tests/generator/test_threads.py",
+              "tests/generator/test_uniform.py"]
+VERSION_TESTS = [*CORE_TESTS, "tests/api", "tests/numpy"]
 NOT_SLOW = ["-m", "not slow"]
 INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/packaging/test_docs.py"]
 INTEGRATION_PACKAGES = ["dask[distributed]", "scipy", "scikit-learn", "pandas"]
@@ -82,14 +60,6 @@ class Failed(Exception):
 
 def say(*args):
     print("ci:", *args, flush=True)
-
-
-def paths(selection):
-    """The selection's paths that exist in this checkout, either layout."""
-    out = []
-    for new, old in selection.items():
-        out += [new] if (REPO / new).exists() else [p for p in old if (REPO / p).exists()]
-    return out
 
 
 class Block:
@@ -300,7 +270,7 @@ def each_core(b, py):
         raise Failed(f"{b.name}: arc4py.backends() listed none")
     for core in cores:
         b.print(f"-- ARC4PY_BACKEND={core}")
-        b.step(f"ARC4PY_BACKEND={core}", ["pytest", *pytest_args(b), *paths(CORE_TESTS)],
+        b.step(f"ARC4PY_BACKEND={core}", ["pytest", *pytest_args(b), *CORE_TESTS],
                cwd=REPO, env=dict(os.environ, ARC4PY_BACKEND=core))
 
 
@@ -336,7 +306,7 @@ def one_python(b, version, *, whole, numpy=None):
         b.say(f"with the oldest declared numpy, {numpy}")
         b.step(f"pip install numpy=={numpy}",
                [py, "-m", "pip", "install", "-q", f"numpy=={numpy}"])
-    selection = ONCE if whole else [*paths(VERSION_TESTS), *NOT_SLOW]
+    selection = ONCE if whole else [*VERSION_TESTS, *NOT_SLOW]
     env = venv_env(venv, **({"PYTHON_GIL": "0"} if version.endswith("t") else {}))
     # (the venv's pytest script from the checkout, as the README's command
     # runs it: python -m pytest would import the uncompiled arc4py/)
