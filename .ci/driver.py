@@ -260,6 +260,7 @@ def pytest_args(b):
     """Each block's own temporary folder: pytest prunes all but its three
     newest basetemps, which would take one from a block still running."""
     tmp = REPO / ".ci-tmp" / re.sub(r"[^\w.-]+", "-", b.name).strip("-")
+    tmp.parent.mkdir(exist_ok=True)  # (pytest makes the folder, not its parents)
     return [*PYTEST, f"--basetemp={tmp}"]
 
 
