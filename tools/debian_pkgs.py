@@ -139,10 +139,14 @@ class _Apt:
             self.opts += ["-o", f"{key}={value}"]
         self.updated = False
 
-    def _run(self, tool, *args, cwd=None):
+    def update(self):
+        """The suite's lists (once); Unavailable when the archive cannot be read."""
         if not self.updated:
             self.updated = True
-            self._run("apt-get", "update")
+            self._run("apt-get", "update", "--error-on=any")
+
+    def _run(self, tool, *args, cwd=None):
+        self.update()
         proc = subprocess.run([tool, *self.opts, "-qq", *args], cwd=cwd,
                               capture_output=True, text=True)
         if proc.returncode != 0:
@@ -195,6 +199,11 @@ def unpack(packages, arch, work, *, suite=None, with_depends=(), into=None, refr
     for deb in debs:
         subprocess.run(["dpkg-deb", "-x", str(deb), str(new)], check=True)
         deb.unlink()
+    # Newer suites' packages hold /usr only (merged /usr: the links from /
+    # come from base-files, not unpacked here); the loaders' paths need them.
+    for name in ("bin", "sbin", "lib", "lib64"):
+        if (new / "usr" / name).is_dir() and not os.path.lexists(new / name):
+            os.symlink(f"usr/{name}", new / name)
     (new / ".arc4py-packages").write_text(want)
     shutil.rmtree(root, ignore_errors=True)
     new.rename(root)
@@ -244,6 +253,7 @@ def cpython(versions, work, suite="unstable"):
     key = " ".join(sorted(versions))
     if not (wanted.exists() and wanted.read_text() == key and root.exists()):
         apt = _Apt(arch, suite, work)
+        apt.update()
         have = [v for v in versions if apt.has(f"python{v}")]
         if not have:
             raise Unavailable(f"{suite} has none of python{', python'.join(versions)}")

@@ -37,8 +37,8 @@ def pyproject():
 
 
 def supported():
-    """['3.9', ..., '3.Yt', ...]: the classifiers' versions, oldest first,
-    then the free-threaded builds."""
+    """The classifiers' versions ("3.X"), oldest first, then the
+    free-threaded builds ("3.Xt")."""
     found = []
     for c in pyproject()["project"]["classifiers"]:
         m = re.fullmatch(r"Programming Language :: Python :: (3\.\d+)", c)
@@ -117,21 +117,24 @@ def pip_wheel():
     return have[-1]
 
 
-def make_venv(base, path, quiet=True):
-    """A fresh venv of interpreter ``base`` at ``path`` with a current pip.
-    Debian's interpreters have no ensurepip of their own (it is a separate
-    package, reaching for the system's pip wheel): there the venv is made
-    without pip and pip installs itself from its wheel."""
+def make_venv(base, path, out=None):
+    """A fresh venv of interpreter ``base`` at ``path`` with a current pip
+    (its output to the file ``out``, if given).  Debian's interpreters have
+    no ensurepip of their own (it is a separate package, reaching for the
+    system's pip wheel): there the venv is made without pip and pip installs
+    itself from its wheel."""
     path = Path(path)
     shutil.rmtree(path, ignore_errors=True)
     py = path / "bin" / "python"
+    to = {"stdout": out, "stderr": subprocess.STDOUT} if out else {}
     proc = subprocess.run([str(base), "-m", "venv", str(path)], capture_output=True, text=True)
     if proc.returncode == 0:
-        subprocess.run([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True,
+                       **to)
         return py
     shutil.rmtree(path, ignore_errors=True)
-    subprocess.run([str(base), "-m", "venv", "--without-pip", str(path)], check=True)
+    subprocess.run([str(base), "-m", "venv", "--without-pip", str(path)], check=True, **to)
     wheel = pip_wheel()
     subprocess.run([str(py), str(wheel / "pip"), "install", "-q", "--no-index", str(wheel)],
-                   check=True)
+                   check=True, **to)
     return py

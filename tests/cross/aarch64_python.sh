@@ -20,7 +20,7 @@
 #                     it is Debian, else bookworm
 #   AARCH64_MIRROR    default: the URI this host's apt sources give the suite
 #                     (security updates: AARCH64_SECURITY_MIRROR, likewise
-#                     for SUITE-security)
+#                     for SUITE-security; tools/debian_pkgs.py reads them)
 #   AARCH64_SOURCE    worktree (default: tracked files plus untracked ones
 #                     git does not ignore, as they are on disk) or head
 #                     (the last commit only)
@@ -86,11 +86,10 @@ command -v git >/dev/null 2>&1 || skip "git not found: it lists the files to cop
 qemu=$(command -v qemu-aarch64-static)
 
 # ---- the arm64 sysroot ----------------------------------------------------------
-# A private apt state (lists, cache, an empty dpkg status) with arm64 as its
-# only architecture: apt resolves the interpreter's whole dependency closure
-# and downloads it without touching this host's dpkg (no dpkg
-# --add-architecture, no third-party lists that have no arm64); each .deb is
-# then unpacked with dpkg-deb -x, which runs no maintainer script.
+# tools/debian_pkgs.py: a private apt state with arm64 as its only
+# architecture resolves the interpreter's whole dependency closure and
+# downloads it without touching this host's dpkg; dpkg-deb -x unpacks each
+# .deb (no maintainer script runs).
 os_field() { sed -n "s/^$1=//p" /etc/os-release 2>/dev/null | tr -d '"'; }
 codename=$(os_field VERSION_CODENAME)
 if [ "$(os_field ID)" = debian ] && [ -n "$codename" ]; then
@@ -98,65 +97,21 @@ if [ "$(os_field ID)" = debian ] && [ -n "$codename" ]; then
 else
     suite=${AARCH64_SUITE:-bookworm}
 fi
-# The first URI this host's apt sources give for a suite (deb822 .sources
-# files and one-line .list files alike): the same archive the host uses.
-host_uri() {
-    local want=$1
-    # (cat of a missing file must not end the script: set -e, pipefail)
-    {
-        cat /etc/apt/sources.list.d/*.sources 2>/dev/null || true
-        echo
-    } | awk -v want="$want" '
-        /^[[:space:]]*$/ { if (uris != "" && hit) { split(uris, u, " "); print u[1]; exit }
-                           uris = ""; hit = 0; deb = 0; next }
-        /^Types:/ { deb = ($0 ~ /(^|[[:space:]])deb([[:space:]]|$)/) }
-        /^URIs:/ { sub(/^URIs:[[:space:]]*/, ""); uris = $0 }
-        /^Suites:/ { n = split($0, s, /[[:space:]]+/)
-                     for (i = 2; i <= n; i++) if (s[i] == want && deb) hit = 1 }'
-    { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } \
-        | sed 's/\[[^]]*\]//' \
-        | awk -v want="$want" '$1 == "deb" && $3 == want { print $2; exit }'
-}
-mirror=${AARCH64_MIRROR:-$(host_uri "$suite" | head -n 1)}
-security_mirror=${AARCH64_SECURITY_MIRROR:-$(host_uri "$suite-security" | head -n 1)}
-[ -n "$mirror" ] || skip "no apt source for $suite on this host (set AARCH64_MIRROR)"
-aptdir=$work/apt-$suite
-apt_opts=(
-    -o APT::Architecture=arm64 -o APT::Architectures=arm64
-    -o "Dir::State=$aptdir/state" -o "Dir::State::status=$aptdir/state/status"
-    -o "Dir::Cache=$aptdir/cache" -o "Dir::Etc::SourceList=$aptdir/sources.list"
-    -o "Dir::Etc::SourceParts=$aptdir/sources.list.d"
-    -o "Dir::Etc::Preferences=$aptdir/preferences"
-    -o "Dir::Etc::PreferencesParts=$aptdir/preferences.d"
-    -o Debug::NoLocking=1 -o Acquire::Retries=3
-)
 sysroot_stamp=$sysroot/.arc4py-sysroot
+debian_pkgs() {
+    DEBIAN_MIRROR=${AARCH64_MIRROR:-} DEBIAN_SECURITY_MIRROR=${AARCH64_SECURITY_MIRROR:-} \
+        python3 "$repo/tools/debian_pkgs.py" --arch arm64 --suite "$suite" \
+        --work "$work" "$@" 2>>"$work/apt-arm64.log"
+}
 
 make_sysroot() {
-    rm -rf "$aptdir" "$sysroot.new"
-    mkdir -p "$aptdir/state/lists/partial" "$aptdir/cache/archives/partial" \
-             "$aptdir/sources.list.d" "$aptdir/preferences.d"
-    : >"$aptdir/state/status"
-    local opts="arch=arm64 signed-by=$keyring"
-    {
-        echo "deb [$opts] $mirror $suite main"
-        case "$suite" in
-            sid | unstable) ;;  # no updates or security suites
-            *) echo "deb [$opts] $mirror $suite-updates main"
-               if [ -n "$security_mirror" ]; then
-                   echo "deb [$opts] $security_mirror $suite-security main"
-               fi ;;
-        esac
-    } >"$aptdir/sources.list"
-    apt-get "${apt_opts[@]}" -qq update >"$work/apt-arm64.log" 2>&1 \
-        || { tail -n 5 "$work/apt-arm64.log"; skip "cannot fetch Debian's arm64 lists"; }
+    : >"$work/apt-arm64.log"
     # The suite's default python3.X (python3's dependency), unless given.
     local py=${AARCH64_PYTHON:-}
     if [ -z "$py" ]; then
-        py=$(apt-cache "${apt_opts[@]}" show python3 2>/dev/null \
-             | sed -n 's/^Depends:.*\b\(python3\.[0-9][0-9]*\) .*/\1/p' | head -n 1)
+        py=$(debian_pkgs --default-python) \
+            || { tail -n 5 "$work/apt-arm64.log"; skip "cannot fetch Debian's arm64 lists"; }
     fi
-    [ -n "$py" ] || die "cannot tell $suite's python3.X"
     # The interpreter with its stdlib and headers (the -dev packages bring
     # the arm64 libc headers that go with the sysroot's libc); libstdc++6
     # for numpy's C++ parts (wheels leave it to the system).  apt adds the
@@ -166,21 +121,10 @@ make_sysroot() {
     local pkgs="$py lib$py lib$py-stdlib lib$py-minimal $py-minimal $py-dev
                 lib$py-dev libstdc++6 libgcc-s1"
     # shellcheck disable=SC2086  # one word per package
-    apt-get "${apt_opts[@]}" -y -qq --download-only --no-install-recommends \
-        install $pkgs >>"$work/apt-arm64.log" 2>&1 \
+    debian_pkgs --into "$sysroot" --refresh --with-depends $pkgs >/dev/null \
         || { tail -n 5 "$work/apt-arm64.log"; skip "cannot download $suite's arm64 $py"; }
-    mkdir -p "$sysroot.new"
-    local deb n=0
-    for deb in "$aptdir"/cache/archives/*.deb; do
-        dpkg-deb -x "$deb" "$sysroot.new"
-        n=$((n + 1))
-    done
-    echo "$suite $py" >"$sysroot.new/.arc4py-sysroot"
-    rm -rf "$sysroot"
-    mv "$sysroot.new" "$sysroot"
-    # The .debs are in the sysroot now; the lists stay for the next refresh.
-    rm -f "$aptdir"/cache/archives/*.deb
-    stamp "sysroot: $n arm64 packages of $suite unpacked into $sysroot"
+    echo "$suite $py" >"$sysroot_stamp"
+    stamp "sysroot: $suite's arm64 $py and its dependencies unpacked into $sysroot"
 }
 
 if [ "$refresh" != 0 ] || [ ! -e "$sysroot_stamp" ]; then
@@ -237,10 +181,18 @@ fi
 # The host venv (setuptools, Cython and numpy for the build) also runs pip
 # for the aarch64 side: pip download with the sysroot's platform tags, then
 # pip install --target, which unpacks wheels without running them.
+# Made from a host CPython of the guest's version where there is one
+# (tools/pythons.py finds it: the numpy pinned below may need that version),
+# else python3.
 hostvenv=$work/host-venv
-if [ ! -x "$hostvenv/bin/python" ]; then
-    python3 -m venv "$hostvenv"
-    "$hostvenv/bin/python" -m pip install -q --upgrade pip
+if [ ! -x "$hostvenv/bin/python" ] || [ "$("$hostvenv/bin/python" -c \
+        'import sys; print("%d.%d" % sys.version_info[:2])')" != "$pyver" ]; then
+    python3 - "$pyver" "$hostvenv" <<EOF
+import sys
+sys.path.insert(0, "$repo/tools")
+import pythons
+pythons.make_venv(pythons.find_python(sys.argv[1]) or sys.executable, sys.argv[2])
+EOF
 fi
 hostpy=$hostvenv/bin/python
 "$hostpy" -c 'import tomllib' 2>/dev/null || "$hostpy" -m pip install -q tomli
