@@ -12,7 +12,8 @@ ends with a timing line, and the run with a table of them.  In order:
   per-version selection (the oldest with the oldest declared numpy) or, on
   the newest and the free-threaded builds (PYTHON_GIL=0, where installed),
   the whole suite; the sdist with the packaging selection; the integration
-  venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).  Last, aarch64's log, and the manylinux wheels with the packaging
+  venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).
+  Last, aarch64's log, and the manylinux wheels with the packaging
   selection.  The supported versions: pyproject.toml's classifiers, read by
   tools/pythons.py.
 """
@@ -33,7 +34,6 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
 import debian_pkgs  # noqa: E402  (tools/ is not a package)
 import pythons  # noqa: E402
-
 import test_wheels  # noqa: E402
 
 README_COMMAND = 'pip install ".[test]" && pytest'

@@ -155,6 +155,24 @@ def start_python(argv, *, cwd, env=None, stdout=subprocess.PIPE, **env_extra):
                             env=_python_env(env, env_extra), cwd=str(cwd))
 
 
+def run_to_closed_pipe(argv, *, cwd):
+    """``python argv...`` with stdout a pipe whose read end is closed before
+    the child writes anything (what ``| head -1`` leaves, without the race
+    against head's exit): its exit status and stderr."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = start_python(argv, stdout=write, cwd=cwd,
+                            env=child_env(ARC4PY_BACKEND=None))
+    finally:
+        os.close(write)
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    return proc.returncode, err
+
+
 def run_child(code, *args, **kwargs):
     """Run the (dedented) source ``code`` with ``python -c``; ``args`` become
     its sys.argv[1:].  Keyword arguments as for run_python."""

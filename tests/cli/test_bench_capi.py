@@ -8,7 +8,6 @@ a fake C module stands in for arc4py._bench_capi_c: the calls it is asked
 for, not timings.
 """
 import json
-import os
 import sys
 
 import pytest
@@ -16,7 +15,7 @@ import pytest
 from arc4py.cli.bench import select_rows
 from arc4py.cli.sources import ROWS
 from arc4py.cli.timing import UNROLL
-from helpers import child_env, run_python, start_python
+from helpers import child_env, run_python, run_to_closed_pipe
 
 capi = pytest.importorskip("arc4py.cli.capi",
                            reason="this build has no C loops (Linux only)")
@@ -144,18 +143,6 @@ def test_json_and_table_agree():
 
 @pytest.mark.parametrize("fmt", [[], ["--json"]])
 def test_closed_pipe_ends_quietly(fmt, tmp_path):
-    # the read end is closed before the child writes anything: what
-    # `| head -1` leaves, without the race against head's exit
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        proc = start_python([*BENCH, *SHORT, *fmt], stdout=write,
-                            cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None))
-    finally:
-        os.close(write)
-    try:
-        _, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 0, err
+    status, err = run_to_closed_pipe([*BENCH, *SHORT, *fmt], cwd=tmp_path)
+    assert status == 0, err
     assert err == b""

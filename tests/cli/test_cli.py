@@ -20,7 +20,7 @@ import arc4py
 from arc4py.__main__ import main, parse_count
 from arc4py.cli import report
 from arc4py.cli.bytes import DIRECT_BYTES, MAX_REQUEST_SIZE
-from helpers import PYTHON, child_env, run_child, run_python, start_python
+from helpers import PYTHON, child_env, run_child, run_python, run_to_closed_pipe, start_python
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 # the fastest core in a child with no ARC4PY_BACKEND
@@ -441,20 +441,8 @@ def test_help_into_a_full_disk_is_one_line(args, tmp_path):
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_reader_gone_ends_quietly(command, tmp_path):
-    # the read end is closed before the child writes anything: what
-    # `| head -c 10` leaves, without the race against head's exit
-    read, write = os.pipe()
-    os.close(read)
-    try:
-        proc = start_python(["-m", "arc4py", *COMMANDS[command]], stdout=write,
-                            cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None))
-    finally:
-        os.close(write)
-    try:
-        _, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert proc.returncode == 0, err
+    status, err = run_to_closed_pipe(["-m", "arc4py", *COMMANDS[command]], cwd=tmp_path)
+    assert status == 0, err
     assert err == b""
 
 
