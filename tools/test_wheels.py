@@ -225,7 +225,8 @@ def test_wine(wheel, version, args, work):
     shutil.rmtree(basetemp, ignore_errors=True)
     cmd = [wine_python.find_wine(), str(exe), "-m", "pytest", "-p", "no:cacheprovider",
            "-ra", f"--basetemp={wine_python.windows_path(basetemp)}",
-           *(wine_python.windows_path(p) for p in selection(args))]
+           *(wine_python.windows_path(p) if os.path.isabs(p) else p
+             for p in selection(args))]
     rc, summary, where = run_pytest(cmd, wine_python.wine_env())
     if where is None or not where.lower().startswith(
             wine_python.windows_path(target).lower() + "\\"):
