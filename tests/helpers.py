@@ -138,11 +138,23 @@ def run_python(argv, *, cwd=None, env=None, timeout=120, text=True,
     env = _python_env(env, env_extra)
     cmd = [*map(str, prefix), PYTHON, *map(str, argv)]
     if cwd is not None:
-        return subprocess.run(cmd, env=env, cwd=str(cwd), capture_output=True,
-                              text=text, timeout=timeout)
+        return _run(cmd, env=env, cwd=str(cwd), capture_output=True, text=text,
+                    timeout=timeout)
     with tempfile.TemporaryDirectory(prefix="arc4py-child-") as tmp:
-        return subprocess.run(cmd, env=env, cwd=tmp, capture_output=True,
-                              text=text, timeout=timeout)
+        return _run(cmd, env=env, cwd=tmp, capture_output=True, text=text,
+                    timeout=timeout)
+
+
+def _run(cmd, **kwargs):
+    """subprocess.run, started a second time where Wine's CreateProcess
+    failed with ERROR_INTERNAL_ERROR (1359): seen now and then under Wine 8
+    for a call that starts when made again; the child never ran."""
+    try:
+        return subprocess.run(cmd, **kwargs)
+    except OSError as exc:
+        if getattr(exc, "winerror", None) != 1359:
+            raise
+        return subprocess.run(cmd, **kwargs)
 
 
 def start_python(argv, *, cwd, env=None, stdout=subprocess.PIPE, **env_extra):
