@@ -118,8 +118,10 @@ def test_skips_where_getrandom_makes_no_system_call(getrandom_shim,
                               "print(json.dumps({'denied': True}))",
                               cwd=tmp_path,
                               **shim_env(str(getrandom_shim), "vdso")))
-    assert res == {"skip": "the C library serves getrandom() without a "
-                           "system call (vDSO)"}
+    vdso = "the C library serves getrandom() without a system call (vDSO)"
+    if res.get("skip") not in (None, vdso):  # e.g. qemu-user refuses seccomp
+        pytest.skip(f"no seccomp filter here to check against: {res['skip']}")
+    assert res == {"skip": vdso}
 
 
 def test_seccomp_eperm_fails_closed(seccomp_child, tmp_path):
