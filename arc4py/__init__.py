@@ -68,24 +68,9 @@ def _installed_elsewhere(here):
 
 
 try:
-    from arc4py._core import (
-        arc4random,
-        arc4random_buf,
-        arc4random_uniform,
-        backend,
-        backends,
-        chacha20_keystream,
-        chacha20_keystream_into,
-        cpu_features,
-        fill,
-        fork_protection,
-        randbelow,
-        randbits,
-        random,
-        random_u32,
-        random_u64,
-        stir,
-    )
+    # The generator's and the cores' calls: the names in _core.__all__.
+    from arc4py._core import *  # noqa: F403
+    from arc4py._core import __all__ as _core_names, arc4random_buf, randbelow  # (used below)
 except ModuleNotFoundError as _exc:
     if not (_exc.name or "").startswith("arc4py._"):
         raise
@@ -151,28 +136,13 @@ if _sys.version_info >= (3, 12):
     _RANDOM_FUNCTIONS.append("binomialvariate")
 
 __all__ = [
+    *_core_names,
     "Random",
     "SystemRandom",
-    "arc4random",
-    "arc4random_buf",
-    "arc4random_uniform",
-    "backend",
-    "backends",
-    "chacha20_keystream",
-    "chacha20_keystream_into",
     "choice",
     "compare_digest",
-    "cpu_features",
     "default_rng",
-    "fill",
-    "fork_protection",
     "get_include",
-    "randbelow",
-    "randbits",
-    "random",
-    "random_u32",
-    "random_u64",
-    "stir",
     "token_bytes",
     "token_hex",
     "token_urlsafe",
@@ -181,6 +151,7 @@ __all__ = [
 ]
 __all__ += _RANDOM_FUNCTIONS
 __all__.sort()
+del _core_names
 
 #: Bytes in a token when ``nbytes`` is not given (as the ``secrets`` module).
 DEFAULT_ENTROPY = 32

@@ -35,24 +35,8 @@ from uuid import UUID
 if sys.version_info >= (3, 12):
     from random import binomialvariate as binomialvariate
 
-from arc4py._core import (
-    arc4random as arc4random,
-    arc4random_buf as arc4random_buf,
-    arc4random_uniform as arc4random_uniform,
-    backend as backend,
-    backends as backends,
-    chacha20_keystream as chacha20_keystream,
-    chacha20_keystream_into as chacha20_keystream_into,
-    cpu_features as cpu_features,
-    fill as fill,
-    fork_protection as fork_protection,
-    randbelow as randbelow,
-    randbits as randbits,
-    random as random,
-    random_u32 as random_u32,
-    random_u64 as random_u64,
-    stir as stir,
-)
+from arc4py._core import *  # noqa: F403
+from arc4py._core import __all__ as __all__  # the generator's and the cores' calls
 
 # numpy's side (loaded on first use at run time)
 from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_rng
@@ -60,26 +44,16 @@ from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_r
 _T = TypeVar("_T")
 
 __version__: str
-__all__ = [
+__all__ += [
     "BitGenerator",
     "Random",
     "SystemRandom",
-    "arc4random",
-    "arc4random_buf",
-    "arc4random_uniform",
-    "backend",
-    "backends",
     "betavariate",
-    "chacha20_keystream",
-    "chacha20_keystream_into",
     "choice",
     "choices",
     "compare_digest",
-    "cpu_features",
     "default_rng",
     "expovariate",
-    "fill",
-    "fork_protection",
     "gammavariate",
     "gauss",
     "get_include",
@@ -88,19 +62,13 @@ __all__ = [
     "lognormvariate",
     "normalvariate",
     "paretovariate",
-    "randbelow",
-    "randbits",
     "randbytes",
     "randint",
-    "random",
-    "random_u32",
-    "random_u64",
     "randrange",
     "sample",
     "seed",
     "setstate",
     "shuffle",
-    "stir",
     "token_bytes",
     "token_hex",
     "token_urlsafe",

@@ -16,6 +16,13 @@ from typing_extensions import Buffer, CapsuleType, TypeAlias
 # A shape, as numpy takes it: an int or a sequence of ints.
 _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 
+__all__ = [
+    "arc4random", "random_u32", "random_u64", "arc4random_buf", "fill",
+    "arc4random_uniform", "randbelow", "randbits", "random", "stir",
+    "fork_protection", "backends", "backend", "cpu_features",
+    "chacha20_keystream", "chacha20_keystream_into",
+]
+
 RESEED_INTERVAL: Final[int]
 BUFFER_BYTES: Final[int]
 DIRECT_BYTES: Final[int]

@@ -286,6 +286,13 @@ def _share_between_threads(*objects):
         arc4py_share_between_threads(op)
 
 
-_share_between_threads(*[globals()[name] for name in (
-    "arc4random", "random_u32", "random_u64", "arc4random_buf", "random",
-    "arc4random_uniform", "randbits", "randbelow", "fill", "stir")])
+#: The public names, which ``arc4py`` re-exports (``from arc4py._core import
+#: *``) and ``docs/api.rst`` documents, the generator's in this order.
+__all__ = [
+    "arc4random", "random_u32", "random_u64", "arc4random_buf", "fill",
+    "arc4random_uniform", "randbelow", "randbits", "random", "stir",
+    "fork_protection", "backends", "backend", "cpu_features",
+    "chacha20_keystream", "chacha20_keystream_into",
+]
+
+_share_between_threads(*[globals()[name] for name in __all__])

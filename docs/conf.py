@@ -13,6 +13,7 @@ stubs is shown with the union of its overloads.
 """
 import ast
 import os
+import re
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
 
@@ -179,5 +180,24 @@ def stub_signature(app, what, name, obj, options, signature, return_annotation):
     return args, ("" if what == "class" else ret)
 
 
+# ---- the generator's functions, from arc4py._core.__all__ ----------------------
+
+#: The line of api.rst that stands for them.
+CORE_FUNCTIONS = ".. autofunctions: arc4py._core.__all__\n"
+
+
+def core_functions(app, docname, source):
+    """source-read: api.rst's CORE_FUNCTIONS line becomes an autofunction
+    for each name of ``arc4py._core.__all__`` the page does not document
+    elsewhere, in that order, so a new function needs no line here."""
+    if docname != "api":
+        return
+    documented = set(re.findall(r"^\.\. auto\w+:: (\w+)", source[0], re.M))
+    source[0] = source[0].replace(CORE_FUNCTIONS, "".join(
+        f".. autofunction:: {name}\n" for name in arc4py._core.__all__
+        if name not in documented))
+
+
 def setup(app):
     app.connect("autodoc-process-signature", stub_signature)
+    app.connect("source-read", core_functions)

@@ -180,9 +180,13 @@ def test_docs_c_example_builds_cleanly_and_runs(tmp_path):
 
 def test_api_reference_covers_the_public_api():
     text = "\n".join(p.read_text(encoding="utf-8") for p in _docs())
+    # docs/conf.py expands this line to every name of _core.__all__
+    generated = (arc4py._core.__all__ if re.search(
+        r"^\.\. autofunctions: arc4py\._core\.__all__$", text, re.M) else [])
     for name in arc4py.__all__ + ["BitGenerator", "default_rng"]:
-        assert re.search(rf"^\.\. (auto)?(function|class|data):: {name}\b",
-                         text, re.M), f"{name} is not in the API reference"
+        assert name in generated or re.search(
+            rf"^\.\. (auto)?(function|class|data):: {name}\b",
+            text, re.M), f"{name} is not in the API reference"
 
 
 def test_docs_extra_names_sphinx_and_furo():
