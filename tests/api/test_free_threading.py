@@ -14,6 +14,7 @@ import pkgutil
 import sys
 import sysconfig
 import threading
+import weakref
 
 import pytest
 
@@ -153,6 +154,35 @@ def test_threads_that_come_and_go_with_shared_objects():
                 arc4py.randbits(128).to_bytes(16, "little")]):
             seen.extend(r)
     assert len(set(seen)) == len(seen) == 20 * 8 * 4
+
+
+def _draw_in_threads(rng, n):
+    """Four threads drawing from ``rng`` through every kind of method."""
+    def draws(i):
+        for _ in range(200):
+            rng.random(), rng.getrandbits(64), rng._randbelow(n), rng.randrange(n)
+            rng.uniform(0, 1), rng.gauss(), rng.choices("abc", [1, 2, 3], k=4)
+            rng.shuffle([1, 2, 3]), rng.randbytes(8)
+    run_threads(4, draws)
+
+
+def test_a_shared_random_is_freed_with_its_last_reference():
+    """Nothing arc4py does to spare shared objects their reference counts
+    (immortality, deferred counting) reaches a user's Random: one that
+    threads drew from through every kind of method (the C descriptors, the
+    C distributions, the stdlib's code) goes when its last reference does,
+    and so does one with an instance override."""
+    n = 10**30 + 7   # one shared int bound, as randbelow(n) callers share it
+    for override in (False, True):
+        rng = arc4py.Random()
+        if override:
+            rng.random = arc4py.random   # (a bound method of rng would be a cycle)
+        _draw_in_threads(rng, n)
+        if hasattr(sys, "_is_immortal"):
+            assert not sys._is_immortal(rng)
+        gone = weakref.ref(rng)
+        del rng
+        assert gone() is None, "a shared Random outlived its last reference"
 
 
 def _arc4py_modules():
