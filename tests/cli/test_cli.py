@@ -17,7 +17,6 @@ import arc4py
 from arc4py.__main__ import main
 from helpers import PYTHON, child_env, one_line, run_cli, run_to_closed_pipe, start_python
 
-
 # ---- the command as a whole -----------------------------------------------
 
 def test_version():
