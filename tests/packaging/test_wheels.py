@@ -4,7 +4,7 @@
     test_sdist_leaves_out_cython_output   the sdist has the .pyx, not the
                                           generated .c, and its version is
                                           arc4py.__version__
-    test_aarch64_pyconfig_table           build_wheels.AARCH64_PYCONFIG is
+    test_aarch64_pyconfig_table           wheel_targets.AARCH64_PYCONFIG is
                                           exactly where Debian's arm64 and
                                           amd64 pyconfig.h differ
     test_no_c_compiler_says_what_to_do    a source build without a C
@@ -36,15 +36,15 @@ TOOLS = REPO / "tools"
 
 
 def _tools():
-    if not (TOOLS / "build_wheels.py").exists():
+    if not (TOOLS / "wheel_targets.py").exists():
         pytest.skip("tools/ is not next to the tests")
     sys.path.insert(0, str(TOOLS))
     try:
-        import build_wheels
         import debian_pkgs
+        import wheel_targets
     finally:
         sys.path.remove(str(TOOLS))
-    return build_wheels, debian_pkgs
+    return wheel_targets, debian_pkgs
 
 
 def test_sdist_leaves_out_cython_output(tmp_path):
@@ -96,7 +96,7 @@ def _defines(path):
 
 
 def test_aarch64_pyconfig_table(tmp_path):
-    build_wheels, debian_pkgs = _tools()
+    wheel_targets, debian_pkgs = _tools()
     try:
         suite = debian_pkgs.host_suite()
     except debian_pkgs.Unavailable as e:
@@ -118,7 +118,7 @@ def test_aarch64_pyconfig_table(tmp_path):
     amd = _defines(roots["amd64"] / f"usr/include/x86_64-linux-gnu/python{ver}/pyconfig.h")
     arm = _defines(roots["arm64"] / f"usr/include/aarch64-linux-gnu/python{ver}/pyconfig.h")
     differ = {k for k in amd.keys() | arm.keys() if amd.get(k) != arm.get(k)}
-    table = build_wheels.AARCH64_PYCONFIG
+    table = wheel_targets.AARCH64_PYCONFIG
     assert differ == {k for k in table if k in amd or k in arm}, (
         f"Debian's arm64 and amd64 pyconfig.h for {ver} differ in {sorted(differ)}")
     for key in differ:
