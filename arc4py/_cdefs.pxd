@@ -41,6 +41,8 @@ cdef extern from "generator.h" nogil:
     int arc4py_rng_stir()
     int arc4py_rng_stir_all()
     unsigned arc4py_rng_fork_protection()
+    int arc4py_rng_os_facts(const char **entropy_source,
+                            const char **state_lock, const char **exit_wipe)
 
 # The generator's test hooks (arc4py/csrc/rng_test_hooks.c, declared in
 # rng_test_hooks.h); they answer -1 in a normal build.

@@ -33,6 +33,7 @@ from arc4py._cdefs cimport (
     arc4py_rng_uniform,
     arc4py_rng_stir,
     arc4py_rng_fork_protection,
+    arc4py_rng_os_facts,
     arc4py_rng_debug_buffer,
     arc4py_rng_debug_reseeds,
     arc4py_rng_test_hooks,
@@ -192,6 +193,26 @@ def fork_protection():
     if bits & ARC4PY_FORK_VDSO:
         names.append("vdso")
     return tuple(names)
+
+
+def _os_facts():
+    """What the OS does for the generator, for ``arc4py info``: a dict of
+    ``entropy_source`` (the OS call the reads use), ``state_lock`` (the
+    call that locked every live thread's state, or None if some state is
+    not locked) and ``state_exit_wipe`` (what wipes a state when its thread
+    exits).  Draws a byte first, so raises OSError if the OS cannot give
+    entropy."""
+    cdef const char *entropy_source = NULL
+    cdef const char *state_lock = NULL
+    cdef const char *exit_wipe = NULL
+    cdef int err = arc4py_rng_os_facts(&entropy_source, &state_lock, &exit_wipe)
+    if err:
+        _raise_os_error(err)
+    return {
+        "entropy_source": entropy_source.decode(),
+        "state_lock": None if state_lock == NULL else state_lock.decode(),
+        "state_exit_wipe": exit_wipe.decode(),
+    }
 
 
 # ---- test hooks (only in a build with ARC4PY_TEST_HOOKS=1) ----------------

@@ -2,7 +2,7 @@
 import os
 
 HELP = ("version, chosen and available cores, CPU features, fork protection, "
-        "reseed interval")
+        "entropy source, state memory, reseed interval")
 
 
 def add_parser(sub):
@@ -27,6 +27,17 @@ def _numpy_status():
     return numpy.__version__, True
 
 
+def _os_facts():
+    """_core._os_facts(), or (entropy source failing) its error in
+    entropy_source and nothing named."""
+    from arc4py import _core
+    try:
+        return _core._os_facts()
+    except OSError as e:
+        return {"entropy_source": f"unavailable ({e})", "state_lock": None,
+                "state_exit_wipe": None}
+
+
 def collect():
     """The facts ``arc4py info`` shows, as a dict (what --json prints)."""
     import platform
@@ -47,6 +58,9 @@ def collect():
         "cpu_model": cpu_model(),
         "cpu_features": list(arc4py.cpu_features()),
         "fork_protection": list(arc4py.fork_protection()),
+        # The OS calls by name; state_lock None: some thread's state is not
+        # locked in RAM.
+        **_os_facts(),
         "reseed_interval": int(_core.RESEED_INTERVAL),
         "buffer_bytes": int(_core.BUFFER_BYTES),
         # The C API's arc4random_buf and fill: "avx512" or "portable".
@@ -94,6 +108,14 @@ def format_info(info):
     else:
         core += " (fastest here; ARC4PY_BACKEND=<name> overrides)"
     fork = ", ".join(info["fork_protection"]) or "none"
+    if info["state_exit_wipe"] is None:
+        memory = "unknown (no thread's state could be seeded)"
+    elif info["state_lock"]:
+        memory = (f"locked in RAM ({info['state_lock']}), wiped at thread "
+                  f"exit ({info['state_exit_wipe']})")
+    else:
+        memory = (f"not locked in RAM (the OS's limit refused some thread's), "
+                  f"wiped at thread exit ({info['state_exit_wipe']})")
     if info["numpy"] is None:
         numpy = "not installed (pip install 'arc4py[numpy]' for BitGenerator, "\
                 "default_rng and size=)"
@@ -112,6 +134,8 @@ def format_info(info):
         ("CPU", info["cpu_model"]),
         ("CPU features", " ".join(info["cpu_features"]) or "none"),
         ("fork protection", fork),
+        ("entropy source", info["entropy_source"]),
+        ("state memory", memory),
         ("reseed interval", "at most " + _bytes_label(info["reseed_interval"])
          + ", at a random point in its last quarter"),
         ("buffer size", _bytes_label(info["buffer_bytes"])),

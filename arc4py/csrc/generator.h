@@ -72,6 +72,14 @@ int arc4py_rng_stir_all(void);
    every live thread state has it (the caller's state is made first). */
 unsigned arc4py_rng_fork_protection(void);
 
+/* What the OS does for the generator, by name: the entropy source the
+   reads use ("getrandom"), the call that locked every live state's pages
+   ("mlock"; NULL if some state is not locked) and what wipes a state when
+   its thread exits.  A byte is drawn first, so the names are about a
+   seeded state; that draw's error is returned (and nothing is named). */
+int arc4py_rng_os_facts(const char **entropy_source, const char **state_lock,
+                        const char **exit_wipe);
+
 /* numpy's bitgen_t functions, straight into the per-thread generator.
    A caller that cannot report errors gets abort() rather than a value
    that is not random. */

@@ -425,3 +425,14 @@ unsigned arc4py_rng_fork_protection(void)
 
     return state_get(&s) == 0 ? rng_platform_protections() : 0;
 }
+
+int arc4py_rng_os_facts(const char **entropy_source, const char **state_lock,
+                        const char **exit_wipe)
+{
+    uint8_t byte;
+    int err = arc4py_rng_buf(&byte, 1);
+
+    if (err == 0)
+        rng_platform_facts(entropy_source, state_lock, exit_wipe);
+    return err;
+}

@@ -55,6 +55,11 @@ int rng_platform_vm_mix(uint8_t *out, size_t n);
 /* ARC4PY_FORK_* bits every live state has (the caller's state exists). */
 unsigned rng_platform_protections(void);
 
+/* What arc4py_rng_os_facts() names (generator.h); the caller's state
+   exists and has been seeded. */
+void rng_platform_facts(const char **entropy_source, const char **state_lock,
+                        const char **exit_wipe);
+
 #ifdef ARC4PY_TEST_HOOKS
 /* Reads of the VM-clone mix source (tests/c/vdso_mix.c); Linux only. */
 extern long rng_vm_mix_calls;

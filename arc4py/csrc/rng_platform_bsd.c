@@ -4,7 +4,7 @@
  * pages zeroed in a forked child where the kernel can (FreeBSD's
  * minherit(INHERIT_ZERO); macOS has no such inheritance, so the atfork
  * handler is its only fork protection), left out of core dumps
- * (MADV_NOCORE, FreeBSD) and locked.  No VM-clone mix source.
+ * (MADV_NOCORE, FreeBSD).  No VM-clone mix source.
  * Compiles to nothing elsewhere.
  *
  * Compiled and linked here for x86-64 and arm64 FreeBSD and macOS, not run.
@@ -42,10 +42,14 @@ int rng_platform_entropy(uint8_t *p, size_t n)
     return 0;
 }
 
+const char *rng_os_entropy_source(void) { return "getentropy"; }
+
 unsigned rng_os_protect_pages(void *p, size_t bytes)
 {
     unsigned granted = 0;
 
+    (void)p; /* macOS has neither call */
+    (void)bytes;
 #ifdef INHERIT_ZERO
     /* A child, even one made by a raw fork syscall, reads zeros here. */
     if (minherit(p, bytes, INHERIT_ZERO) == 0)
@@ -55,7 +59,6 @@ unsigned rng_os_protect_pages(void *p, size_t bytes)
     if (madvise(p, bytes, MADV_NOCORE) == 0)
         granted |= ARC4PY_DONTDUMP;
 #endif
-    (void)mlock(p, bytes); /* out of swap where the limit allows */
     return granted;
 }
 

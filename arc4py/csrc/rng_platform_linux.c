@@ -50,6 +50,9 @@ extern ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 long rng_vm_mix_calls;
 #endif
 
+/* Set once a read has found no getrandom and read /dev/urandom. */
+static int read_urandom;
+
 /* getrandom() returning 0 makes no progress (a seccomp filter can do it);
    give up after this many in a row rather than spin forever. */
 #define RNG_ZERO_READS_MAX 8
@@ -111,8 +114,10 @@ int rng_platform_entropy(uint8_t *p, size_t n)
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            if (errno == ENOSYS)
+            if (errno == ENOSYS) {
+                rng_store_int(&read_urandom, 1);
                 return read_dev_urandom(p, n);
+            }
             return errno ? errno : EIO;
         }
         if (r == 0) {
@@ -125,6 +130,11 @@ int rng_platform_entropy(uint8_t *p, size_t n)
         n -= (size_t)r;
     }
     return 0;
+}
+
+const char *rng_os_entropy_source(void)
+{
+    return rng_load_int(&read_urandom) ? "/dev/urandom" : "getrandom";
 }
 
 /* ---- state pages -------------------------------------------------------- */
@@ -142,10 +152,6 @@ unsigned rng_os_protect_pages(void *p, size_t bytes)
     if (madvise(p, bytes, MADV_DONTDUMP) == 0)
         granted |= ARC4PY_DONTDUMP;
 #endif
-    /* Kept out of swap where RLIMIT_MEMLOCK allows; never fatal, and not
-       reported: the limit is often low (64 KiB on some systems, four
-       16 KiB states). */
-    (void)mlock(p, bytes);
     return granted;
 }
 

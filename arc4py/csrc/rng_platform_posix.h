@@ -10,8 +10,11 @@
 #include <stdint.h>
 
 /* Ask for each protection of a state's pages (zeroed in a forked child,
-   left out of core dumps, locked); the ARC4PY_FORK_* bits granted. */
+   left out of core dumps); the ARC4PY_FORK_* bits granted. */
 unsigned rng_os_protect_pages(void *p, size_t bytes);
+
+/* The name of the entropy source rng_platform_entropy() reads. */
+const char *rng_os_entropy_source(void);
 
 /* The VM-clone mix source, per thread (NULL from new: none on this OS or
    this kernel).  init runs once, before any thread's state. */

@@ -33,14 +33,23 @@ unsigned long rng_fork_generation; /* no fork: stays 0 */
 static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
 static DWORD fls_index = FLS_OUT_OF_INDEXES;
 static process_prng_fn process_prng;
+/* Live states whose pages VirtualLock refused (the working-set quota). */
+static LONG unlocked_states;
+
+/* The low bit of a state's FLS value marks it one of unlocked_states
+   (VirtualAlloc's 64 KiB alignment leaves the bit free). */
+#define STATE_UNLOCKED ((uintptr_t)1)
 
 /* Thread exit (and fiber deletion): the state goes with its thread. */
-static void WINAPI state_exit(void *pages)
+static void WINAPI state_exit(void *value)
 {
     MEMORY_BASIC_INFORMATION info;
+    void *pages = (void *)((uintptr_t)value & ~STATE_UNLOCKED);
 
     if (pages == NULL)
         return;
+    if (pages != value)
+        InterlockedDecrement(&unlocked_states);
     /* A later callback that draws makes a new state, never this one. */
     if ((void *)rng_tls_state == pages)
         rng_tls_state = NULL;
@@ -91,6 +100,7 @@ int rng_platform_entropy(uint8_t *p, size_t n)
 int rng_platform_state_new(size_t bytes, struct rng_state **out)
 {
     void *p;
+    uintptr_t unlocked;
 
     init();
     if (fls_index == FLS_OUT_OF_INDEXES)
@@ -98,11 +108,14 @@ int rng_platform_state_new(size_t bytes, struct rng_state **out)
     p = VirtualAlloc(NULL, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
     if (p == NULL)
         return ENOMEM;
-    if (!FlsSetValue(fls_index, p)) {
+    /* Out of the page file where the working-set quota allows. */
+    unlocked = VirtualLock(p, bytes) ? 0 : STATE_UNLOCKED;
+    if (!FlsSetValue(fls_index, (void *)((uintptr_t)p | unlocked))) {
         VirtualFree(p, 0, MEM_RELEASE);
         return ENOMEM;
     }
-    (void)VirtualLock(p, bytes); /* out of the page file where allowed */
+    if (unlocked)
+        InterlockedIncrement(&unlocked_states);
     rng_tls_state = p;
     *out = p;
     return 0;
@@ -116,4 +129,13 @@ int rng_platform_vm_mix(uint8_t *out, size_t n)
 }
 
 unsigned rng_platform_protections(void) { return 0; }
+
+void rng_platform_facts(const char **entropy_source, const char **state_lock,
+                        const char **exit_wipe)
+{
+    *entropy_source = process_prng != NULL ? "ProcessPrng" : "BCryptGenRandom";
+    *state_lock = InterlockedCompareExchange(&unlocked_states, 0, 0) == 0
+                      ? "VirtualLock" : NULL;
+    *exit_wipe = "FLS callback";
+}
 #endif

@@ -18,10 +18,11 @@
  * Tests reach the counters and can change the mode later through ctypes:
  * getrandom_shim_calls(), getrandom_shim_eintr_left(), getrandom_shim_set().
  *
- * The shim also wraps mmap() and madvise() for the same callers; they pass
- * through until a test asks, through ctypes, for
+ * The shim also wraps mmap(), madvise() and mlock() for the same callers;
+ * they pass through until a test asks, through ctypes, for
  *   shim_fail_mmap(1)             anonymous mmap() fails with ENOMEM
  *   shim_fail_madvise(advice)     madvise(advice) fails with EINVAL (0: none)
+ *   shim_fail_mlock(1)            mlock() fails with ENOMEM
  */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
@@ -153,13 +154,15 @@ int getrandom_shim_set(const char *name)
     return 0;
 }
 
-/* ---- mmap() and madvise() ---------------------------------------------- */
+/* ---- mmap(), madvise() and mlock() -------------------------------------- */
 
 static int fail_mmap;
 static int fail_advice;
+static int fail_mlock;
 
 void shim_fail_mmap(int on) { __atomic_store_n(&fail_mmap, on, __ATOMIC_RELAXED); }
 void shim_fail_madvise(int advice) { __atomic_store_n(&fail_advice, advice, __ATOMIC_RELAXED); }
+void shim_fail_mlock(int on) { __atomic_store_n(&fail_mlock, on, __ATOMIC_RELAXED); }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -187,4 +190,19 @@ int madvise(void *addr, size_t len, int advice)
     if (real == NULL)
         real = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "madvise");
     return real(addr, len, advice);
+}
+
+/* As RLIMIT_MEMLOCK refuses it (a root process is exempt from the limit). */
+int mlock(const void *addr, size_t len)
+{
+    static int (*real)(const void *, size_t);
+
+    if (__atomic_load_n(&fail_mlock, __ATOMIC_RELAXED) &&
+        caller_matches(__builtin_return_address(0))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (real == NULL)
+        real = (int (*)(const void *, size_t))dlsym(RTLD_NEXT, "mlock");
+    return real(addr, len);
 }
