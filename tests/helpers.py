@@ -5,12 +5,15 @@ on them (``cc``, ``getrandom_shim``) are in conftest.py.
 
     PYTHON / child_env / run_python / run_child / start_python / last_json
                                                      child interpreters
+    c_verdict                                        a tests/c program's verdict
     run_threads                                      threads started together
     find_cc / zig_cc                                 C compilers
     try_compile / compile_c / build_shared / build_program /
     build_generator_program / build_getrandom_shim / shim_env   C builds
     CSRC / INCLUDE / SHIM_SOURCE                     what they build from
-    state_pages_kib / rss_kib / write_all            Linux process facts, pipes
+    core_table_names / core_skip_reason / RFC_VECTORS   the cores, RFC 8439
+    state_pages_kib / rss_kib / kernel_has_vdso_getrandom / write_all
+                                                     Linux process facts, pipes
     check / Failure                                  a standalone script's checks
     BUFFER_BYTES / DIRECT_BYTES / REKEY_BYTES        the generator's sizes
 """
@@ -28,6 +31,7 @@ import traceback
 from pathlib import Path
 
 import arc4py
+import arc4py._core
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
 
 __all__ = [
@@ -35,8 +39,10 @@ __all__ = [
     "PKG_PARENT", "PYTHON", "REKEY_BYTES", "REPO", "RESEED_INTERVAL", "RFC_VECTORS",
     "SHIM_SOURCE",
     "TESTS_DIR", "build_generator_program", "build_getrandom_shim", "build_program",
-    "build_shared", "child_env", "compile_c", "find_cc", "last_json", "rfc_vector_lines",
-    "rss_kib",
+    "build_shared", "c_verdict", "child_env", "compile_c", "core_skip_reason",
+    "core_table_names", "find_cc",
+    "kernel_has_vdso_getrandom", "last_json", "one_line", "rfc_vector_lines", "rss_kib",
+    "run_cli",
     "run_child", "run_python", "run_threads", "shim_env", "start_python",
     "state_pages_kib", "try_compile", "write_all", "zig_cc",
 ]
@@ -74,6 +80,29 @@ def _rekey_bytes():
 #: key and nonce, RNG_REKEY_BYTES in rng_internal.h): small requests see
 #: BUFFER_BYTES - REKEY_BYTES.
 REKEY_BYTES = _rekey_bytes()
+
+def core_table_names():
+    """The cores of arc4py/csrc/chacha20_cores.def, the one list, then
+    generic: every core there is, whether or not this build or CPU has it."""
+    names = re.findall(r"^ARC4PY_CORE\((\w+),", (CSRC / "chacha20_cores.def").read_text(),
+                       re.M)
+    assert names, "no ARC4PY_CORE rows in chacha20_cores.def"
+    return (*names, "generic")
+
+
+def core_skip_reason(name):
+    """Why the core ``name`` (one of core_table_names()) cannot be tested
+    here, or None when this build has it and this CPU runs it."""
+    if name in arc4py.backends():
+        return None
+    if name not in arc4py._core.ALL_BACKENDS:
+        return f"the {name} core was left out of this build (ARC4PY_NO_{name.upper()})"
+    where = {"neon": "; tests/cores/test_neon_qemu.py checks it under qemu",
+             "avx512": "; tests/cores/test_avx512_emulated.py checks it "
+                       "through SIMDe"}.get(name, "")
+    return (f"this CPU cannot run the {name} core (runnable here: "
+            f"{', '.join(arc4py.backends())}){where}")
+
 
 #: RFC 8439's ChaCha20 keystream vectors (sections 2.3.2, 2.4.2, A.1): dicts
 #: of hex key, nonce (RFC layout) and keystream, the int counter and a name.
@@ -202,7 +231,6 @@ def last_json(proc):
     return json.loads(lines[-1])
 
 
-
 def run_cli(*args, env=None, timeout=120):
     """Run ``python -m arc4py *args``; the CompletedProcess (bytes, UTF-8
     text: Windows' pipes otherwise get the ANSI code page)."""
@@ -215,6 +243,22 @@ def one_line(stderr):
     lines = stderr.decode().splitlines()
     assert len(lines) == 1, stderr
     return lines[0]
+
+
+def c_verdict(proc):
+    """The verdict a C test program of tests/c ends with (its format:
+    tests/c/verdict.h), as a dict, after checking that the exit status
+    goes with it.  Windows line ends are taken as plain ones."""
+    out = proc.stdout.replace("\r\n", "\n")
+    report = (f"exit {proc.returncode}\nstdout:\n{out[-6000:]}\n"
+              f"stderr:\n{proc.stderr[-3000:]}")
+    lines = out.strip().splitlines()
+    assert lines and lines[-1].startswith("{"), f"no verdict line:\n{report}"
+    verdict = json.loads(lines[-1])
+    assert verdict["verdict"] in ("ok", "fail", "skip"), report
+    assert proc.returncode == (1 if verdict["verdict"] == "fail" else 0), report
+    return verdict
+
 
 # ---- threads -------------------------------------------------------------------
 
@@ -365,6 +409,20 @@ def state_pages_kib():
     except OSError:
         return -1
     return total
+
+
+def kernel_has_vdso_getrandom():
+    """Whether this kernel's vDSO exports __vdso_getrandom, read from this
+    process's memory (the vDSO's range from /proc/self/maps) independently
+    of arc4py."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if line.rstrip().endswith("[vdso]"):
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                image = ctypes.string_at(lo, hi - lo)
+                return image[:4] == b"\x7fELF" and b"\0__vdso_getrandom\0" in image
+    return False
 
 
 class Failure(Exception):

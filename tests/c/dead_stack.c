@@ -1,6 +1,7 @@
 /*
  * Does a draw leave, in the dead stack below its caller, a key that
- * regenerates its output?  Built from arc4py's C sources (tests/test_dead_stack.py).
+ * regenerates its output?  Built from arc4py's C sources
+ * (tests/c/test_c_programs.py).
  *
  * For each core named on the command line: draw (1) a large direct fill
  * and (2) bytes that need a refill, copy the 16 KiB of stack just below the
@@ -12,13 +13,14 @@
  *    nonce), at its own counter;
  *  - key words spilled as broadcast vectors (16, 32 or 64 bytes of one
  *    word each, consecutive), nonce from the slots after the counter's.
- * Prints one line per core and case; exits 1 if any key was found.
+ * A check per core and case, then the verdict (tests/c/verdict.h).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "generator.h"
+#include "verdict.h"
 
 #define DEAD 16384
 #define DIRECT_N 4096
@@ -194,33 +196,35 @@ __attribute__((noinline)) static int draw_refill(void)
 
 int main(int argc, char **argv)
 {
-    int found_any = 0, a;
+    int a;
 
     for (a = 1; a < argc; a++) {
         const char *how = "";
         int found;
 
         if (arc4py_rng_select_core(argv[a]) != 0) {
-            printf("%s not-runnable\n", argv[a]);
+            verdict_fail("%s: the C generator cannot select this core", argv[a]);
             continue;
         }
         if (arc4py_rng_stir() != 0 || draw_direct() != 0) {
-            printf("%s entropy-failure\n", argv[a]);
+            fprintf(stderr, "%s: entropy failure\n", argv[a]);
             return 2;
         }
         found = search(out, DIRECT_N, 0, &how);
-        printf("%s direct %s %s\n", argv[a], found ? "FOUND" : "clean", how);
-        found_any |= found;
+        verdict_check(!found, "%s, direct draw: no key in dead stack "
+                      "regenerates the output%s%s", argv[a], found ? ": " : "",
+                      how);
         /* A stir empties the buffer, so the next draw refills: its bytes
            start at keystream byte 40 (0..39 became the next key). */
         if (arc4py_rng_stir() != 0 || draw_refill() != 0) {
-            printf("%s entropy-failure\n", argv[a]);
+            fprintf(stderr, "%s: entropy failure\n", argv[a]);
             return 2;
         }
         how = "";
         found = search(out, REFILL_N, REKEY, &how);
-        printf("%s refill %s %s\n", argv[a], found ? "FOUND" : "clean", how);
-        found_any |= found;
+        verdict_check(!found, "%s, refill draw: no key in dead stack "
+                      "regenerates the output%s%s", argv[a], found ? ": " : "",
+                      how);
     }
-    return found_any;
+    return verdict_end("\"cores\": %d", argc - 1);
 }

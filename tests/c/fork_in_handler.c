@@ -8,7 +8,8 @@
  * request from a fresh seed, rather than finish the parent's keystream or
  * key from zeros.)
  *
- * Prints {"forked": 0|1, "same_blocks": N, "blocks": M}.  Linux only.
+ * The verdict (tests/c/verdict.h) is skip when the timer never fired inside
+ * a fill; its facts: "forked" (0 or 1), "same_blocks".  Linux only.
  */
 #define _GNU_SOURCE 1
 #include <signal.h>
@@ -23,6 +24,7 @@
 
 #include "generator.h"
 #include "pipe_io.h"
+#include "verdict.h"
 
 #define FILL (4u << 20)
 #define FILLS 8
@@ -74,8 +76,8 @@ int main(void)
     }
     setitimer(ITIMER_REAL, &off, NULL);
     if (forked_during < 0) {
-        printf("{\"forked\": 0, \"same_blocks\": 0, \"blocks\": 0}\n");
-        return 0;
+        return verdict_skip("the timer never fired inside a fill",
+                            "\"forked\": 0, \"same_blocks\": 0");
     }
     if (child_pid == 0) { /* the child: send its copy of the fill */
         close(fds[0]);
@@ -89,7 +91,7 @@ int main(void)
     waitpid(child_pid, &status, 0);
     for (b = 0; b < FILL; b += 64)
         same += memcmp(slots[forked_during] + b, theirs + b, 64) == 0;
-    printf("{\"forked\": 1, \"same_blocks\": %zu, \"blocks\": %u}\n", same,
-           FILL / 64);
-    return 0;
+    verdict_check(same == 0, "the fill a raw fork interrupted: %lu of %lu "
+                  "blocks the same in parent and child", LU(same), LU(FILL / 64));
+    return verdict_end("\"forked\": 1, \"same_blocks\": %lu", LU(same));
 }

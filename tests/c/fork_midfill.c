@@ -16,7 +16,9 @@
  * found and from counter 0).
  *
  * argv[1], if given, is the core the generator uses.
- * Prints {"states": S, "post_fork_blocks": P, "reproduced_bytes": R}.
+ * The verdict (tests/c/verdict.h) is skip when the fork came after the
+ * fill's last byte (nothing to reproduce); its facts: "states",
+ * "post_fork_blocks", "reproduced_bytes".
  */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -30,6 +32,7 @@
 #include "chacha20.h"
 #include "generator.h"
 #include "pipe_io.h"
+#include "verdict.h"
 
 #define FILL (1u << 20)
 #define RING (4u * FILL)
@@ -175,8 +178,10 @@ int main(int argc, char **argv)
     size_t nstates = 0, post = 0, reproduced = 0, i, j;
     pid_t pid;
 
-    if (argc > 1 && arc4py_rng_select_core(argv[1]) != 0)
-        return 2;
+    if (argc > 1 && arc4py_rng_select_core(argv[1]) != 0) {
+        verdict_fail("the C generator cannot select core %s", argv[1]);
+        return verdict_end("");
+    }
     if (generic == NULL || stream == NULL || pipe(fds) != 0 ||
         pthread_create(&t, NULL, filler, NULL) != 0)
         return 2;
@@ -232,7 +237,14 @@ int main(int argc, char **argv)
             if (table_has(stream + j * BLK))
                 reproduced += BLK;
     }
-    printf("{\"states\": %zu, \"post_fork_blocks\": %zu, "
-           "\"reproduced_bytes\": %zu}\n", nstates, post, reproduced);
-    return 0;
+#define FACTS "\"states\": %lu, \"post_fork_blocks\": %lu, \"reproduced_bytes\": %lu"
+    if (post == 0)
+        return verdict_skip("the fork landed after the fill had written its "
+                            "last byte", FACTS, LU(nstates), LU(post),
+                            LU(reproduced));
+    verdict_check(nstates == 0, "the child found %lu ChaCha20 states in what "
+                  "it inherited", LU(nstates));
+    verdict_check(reproduced == 0, "the child's states reproduce %lu bytes of "
+                  "the parent's output after the fork", LU(reproduced));
+    return verdict_end(FACTS, LU(nstates), LU(post), LU(reproduced));
 }

@@ -3,8 +3,8 @@
  * against memcpy + memset: every length 0..300 from and to every offset
  * 0..31, with guard bytes around both buffers, once through a call the
  * compiler cannot see n in and once for constant lengths it inlines.
- * Prints "ok V C" (V cases with a variable length, C with a constant one)
- * and exits 0, or names the first failures.
+ * The verdict (tests/c/verdict.h) has the facts "variable_cases" and
+ * "constant_cases" (with a constant length).
  *
  * With -DMOVE_OUT_AVX512 it checks the AVX-512 build instead (whole lines
  * first, rng_hot_path_avx512.h): compiled with -mavx512f, as
@@ -13,6 +13,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+
+#include "verdict.h"
 
 #ifdef MOVE_OUT_AVX512
 #include "rng_hot_path_avx512.h"
@@ -25,7 +27,7 @@
 #define SPAN (GUARD + 32 + MAX_N + GUARD)
 
 static uint8_t src[SPAN], dst[SPAN], want_src[SPAN], want_dst[SPAN];
-static unsigned long variable_cases, constant_cases, failures;
+static unsigned long variable_cases, constant_cases;
 
 __attribute__((noinline)) static void move_variable(uint8_t *d, uint8_t *s,
                                                     size_t n)
@@ -65,8 +67,8 @@ static void prepare(size_t n, size_t so, size_t d_o, unsigned seed)
 static void compare(const char *how, size_t n, size_t so, size_t d_o)
 {
     if (memcmp(src, want_src, SPAN) != 0 || memcmp(dst, want_dst, SPAN) != 0)
-        if (failures++ < 10)
-            printf("FAIL %s n=%zu src+%zu dst+%zu\n", how, n, so, d_o);
+        verdict_fail("%s n=%lu src+%lu dst+%lu: not as memcpy then memset",
+                     how, LU(n), LU(so), LU(d_o));
 }
 
 int main(void)
@@ -87,11 +89,6 @@ int main(void)
                     constant_cases++;
                 }
             }
-    if (failures) {
-        printf("%lu of %lu cases failed\n", failures,
-               variable_cases + constant_cases);
-        return 1;
-    }
-    printf("ok %lu %lu\n", variable_cases, constant_cases);
-    return 0;
+    return verdict_end("\"variable_cases\": %lu, \"constant_cases\": %lu",
+                       variable_cases, constant_cases);
 }

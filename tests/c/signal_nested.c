@@ -9,8 +9,8 @@
  * or wipe the rekey bytes under an outer refill (a zero key).
  *
  * In PASSES passes of OUTER_DRAWS draws, each checked on its own.
- * Prints {"outer": N, "nested": M, "duplicates": D, "zero": Z,
- * "failed": F}; exit 0.
+ * The verdict (tests/c/verdict.h) has the facts "outer", "nested",
+ * "duplicates", "zero"; at least 100 nested draws are wanted.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "generator.h"
+#include "verdict.h"
 
 #define OUTER_DRAWS (1u << 20)
 #define NESTED_MAX (1u << 16)
@@ -125,8 +126,13 @@ int main(void)
     }
     stop_signalling = 1;
     pthread_join(t, NULL);
-    printf("{\"outer\": %u, \"nested\": %zu, \"duplicates\": %zu, "
-           "\"zero\": %zu, \"failed\": %d}\n",
-           OUTER_DRAWS * PASSES, nested_total, dups, zero, (int)failed);
-    return 0;
+    /* Enough handlers ran inside draws for the checks to mean something. */
+    verdict_check(nested_total >= 100, "%lu handlers drew inside a draw (at "
+                  "least 100 wanted)", LU(nested_total));
+    verdict_check(!failed, "every draw, outer and nested, returned 0");
+    verdict_check(dups == 0, "%lu duplicate 16-byte outputs", LU(dups));
+    verdict_check(zero == 0, "%lu all-zero 16-byte outputs", LU(zero));
+    return verdict_end("\"outer\": %lu, \"nested\": %lu, \"duplicates\": "
+                       "%lu, \"zero\": %lu", LU(OUTER_DRAWS * PASSES),
+                       LU(nested_total), LU(dups), LU(zero));
 }

@@ -17,8 +17,9 @@
  * soon are tried again.
  *
  * argv[1], if given, is the number of races (default 40).
- * Prints {"races": R, "old_key_bytes_returned": B, "races_with_old_bytes":
- * N, "copied_bytes": C, "retried": T}.
+ * The verdict (tests/c/verdict.h) has the facts "races",
+ * "old_key_bytes_returned", "races_with_old_bytes", "copied_bytes",
+ * "retried".
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #include "generator.h"
+#include "verdict.h"
 
 #define FILL (16u << 20)
 #define BLK 64
@@ -125,8 +127,14 @@ int main(int argc, char **argv)
         copied += upto;
         done++;
     }
-    printf("{\"races\": %d, \"old_key_bytes_returned\": %zu, "
-           "\"races_with_old_bytes\": %d, \"copied_bytes\": %zu, "
-           "\"retried\": %d}\n", done, old_bytes, dirty, copied, retried);
-    return 0;
+    verdict_check(done == races, "%d of %d races run", done, races);
+    /* The copies are real first-pass output: well into the fill each time. */
+    verdict_check(copied >= (size_t)done * (FILL / 8), "%lu bytes of first-pass "
+                  "output copied over %d races", LU(copied), done);
+    verdict_check(old_bytes == 0, "fills that returned after stir_all returned "
+                  "%lu bytes made before it (in %d races)", LU(old_bytes), dirty);
+    return verdict_end("\"races\": %d, \"old_key_bytes_returned\": %lu, "
+                       "\"races_with_old_bytes\": %d, \"copied_bytes\": %lu, "
+                       "\"retried\": %d", done, LU(old_bytes), dirty,
+                       LU(copied), retried);
 }

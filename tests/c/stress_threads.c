@@ -1,11 +1,11 @@
 /*
- * A C stress program for ThreadSanitizer (tests/test_tsan.py): eight threads
+ * A C stress program for ThreadSanitizer (tests/c/test_c_programs.py): eight threads
  * draw every size class (integers, small and buffer-crossing buffered
  * draws, direct fills of one and of several chunks), two of them call
  * stir_all and stir between draws, a churn thread starts and joins
  * short-lived drawing threads, and the main thread forks children that draw
  * and exit.  Every draw must succeed and each thread's first 32 bytes must
- * differ from every other's.  Exit status 0 and "ok" on success; the
+ * differ from every other's (the verdict: tests/c/verdict.h); the
  * sanitizer's own reports are the real check.
  */
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "generator.h"
+#include "verdict.h"
 
 #define WORKERS 8
 #define ROUNDS 60
@@ -29,14 +30,12 @@ static const size_t sizes[] = {
     3 * ARC4PY_RNG_DIRECT_CHUNK_BYTES};
 
 static uint8_t first[WORKERS][32];
-static int failures; /* written under fail_lock */
 static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void fail(const char *what)
 {
     pthread_mutex_lock(&fail_lock);
-    failures++;
-    fprintf(stderr, "FAIL: %s\n", what);
+    verdict_fail("%s", what);
     pthread_mutex_unlock(&fail_lock);
 }
 
@@ -136,8 +135,5 @@ int main(void)
         for (j = i + 1; j < WORKERS; j++)
             if (memcmp(first[i], first[j], sizeof first[i]) == 0)
                 fail("two threads began with the same bytes");
-    if (failures)
-        return 1;
-    puts("ok");
-    return 0;
+    return verdict_end("\"workers\": %d, \"forks\": %d", WORKERS, FORKS);
 }

@@ -1,16 +1,17 @@
 /*
  * Is the vDSO getrandom called where it should be?  Built from arc4py's C
- * sources with ARC4PY_TEST_HOOKS (tests/test_vdso.py): one call per refill
+ * sources with ARC4PY_TEST_HOOKS (tests/c/test_c_programs.py): one call per refill
  * and one per direct-fill chunk while "vdso" is reported, none without it.
  * Also checks the buffer after each refill (rekey bytes and bytes handed
- * out zero, the rest not).  Prints "calls=<refill> <direct> vdso=<0|1>";
- * exits 1 on a failed check.
+ * out zero, the rest not).  The verdict (tests/c/verdict.h) has the fact
+ * "vdso", 1 when the generator reports it.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "rng_internal.h"
+#include "verdict.h"
 
 static uint8_t big[3 << 20];
 
@@ -43,10 +44,8 @@ int main(void)
     for (i = 0; i < 10; i++) {
         if (arc4py_rng_stir() != 0 || arc4py_rng_buf(b, sizeof b) != 0)
             return 2;
-        if (!buffer_ok(sizeof b)) {
-            printf("buffer check failed after refill %d\n", i);
-            return 1;
-        }
+        verdict_check(buffer_ok(sizeof b), "the buffer after refill %d: "
+                      "rekey bytes and bytes handed out zero, the rest not", i);
     }
     refill_calls = rng_load_long(&rng_vm_mix_calls) - before;
     /* A 3 MiB fill: chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, one more at
@@ -58,10 +57,15 @@ int main(void)
     if (arc4py_rng_buf(big, sizeof big) != 0)
         return 2;
     direct_calls = rng_load_long(&rng_vm_mix_calls) - before;
-    printf("calls=%ld %ld vdso=%d\n", refill_calls, direct_calls, vdso);
     if (vdso)
-        return !(refill_calls == 10 &&
-                 direct_calls >= (long)(sizeof big / ARC4PY_RNG_DIRECT_CHUNK_BYTES) &&
-                 direct_calls <= (long)(sizeof big / ARC4PY_RNG_DIRECT_CHUNK_BYTES) + 4 + 4);
-    return !(refill_calls == 0 && direct_calls == 0);
+        verdict_check(refill_calls == 10 &&
+                      direct_calls >= (long)(sizeof big / ARC4PY_RNG_DIRECT_CHUNK_BYTES) &&
+                      direct_calls <= (long)(sizeof big / ARC4PY_RNG_DIRECT_CHUNK_BYTES) + 4 + 4,
+                      "vdso: %ld calls over 10 refills, %ld over a 3 MiB fill",
+                      refill_calls, direct_calls);
+    else
+        verdict_check(refill_calls == 0 && direct_calls == 0,
+                      "no vdso: %ld calls over 10 refills, %ld over a 3 MiB fill",
+                      refill_calls, direct_calls);
+    return verdict_end("\"vdso\": %d", vdso);
 }

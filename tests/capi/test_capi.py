@@ -399,3 +399,21 @@ def test_fast_u32_errors_are_the_defs():
         arc4py.random_u32(1, 2)
     with pytest.raises(TypeError):
         arc4py.arc4random(bogus=1)
+
+
+@pytest.mark.parametrize("core", [None, "avx512", "avx2", "generic"])
+def test_c_api_takes_the_avx512_hand_out_with_the_avx512_core(core):
+    """The C API's AVX-512 build of arc4random_buf and fill goes with the
+    avx512 core: the default where the CPU runs it, and never where one
+    chose another core (ARC4PY_BACKEND)."""
+    if core is not None and core not in arc4py.backends():
+        pytest.skip(f"this CPU cannot run the {core} core")
+    proc = run_child("""
+        import arc4py
+        from arc4py import _core
+        print(arc4py.backend(), _core._capi_hand_out)
+    """, env=child_env(ARC4PY_BACKEND=core))
+    assert proc.returncode == 0, proc.stderr
+    backend, hand_out = proc.stdout.split()
+    assert backend == (core or arc4py.backends()[0])
+    assert hand_out == ("avx512" if backend == "avx512" else "portable")

@@ -9,7 +9,6 @@ original layout that arc4py's 8-byte nonce selects.
 import os
 import platform
 import random
-import re
 import struct
 import subprocess
 import sysconfig
@@ -23,7 +22,8 @@ from helpers import (
     RFC_VECTORS,
     build_program,
     compile_c,
-    rfc_vector_lines,
+    core_skip_reason,
+    core_table_names,
     run_child,
     try_compile,
 )
@@ -33,16 +33,7 @@ cryptography = pytest.importorskip(
     "ChaCha20 implementation these tests compare against")
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms  # noqa: E402
 
-TESTS = str(helpers.TESTS_DIR)
 CSRC = str(helpers.CSRC)
-
-
-def core_table_names():
-    """The cores of chacha20_cores.def, the one list, then generic."""
-    with open(os.path.join(CSRC, "chacha20_cores.def")) as f:
-        names = re.findall(r"^ARC4PY_CORE\((\w+),", f.read(), re.M)
-    assert names, "no ARC4PY_CORE rows in chacha20_cores.def"
-    return (*names, "generic")
 
 
 # Every core there is; this build knows those it did not leave out, and
@@ -56,19 +47,9 @@ INCLUDE = str(helpers.INCLUDE)
 
 def core_params():
     for name in CONTRACT:
-        if name in RUNNABLE:
-            yield pytest.param(name, id=name)
-        elif name not in KNOWN:
-            yield pytest.param(name, id=name, marks=pytest.mark.skip(
-                reason=f"the {name} core was left out of this build "
-                       f"(ARC4PY_NO_{name.upper()})"))
-        else:
-            where = {"neon": "; tests/cores/test_neon_qemu.py checks it under qemu",
-                     "avx512": "; tests/cores/test_avx512_emulated.py checks it "
-                               "through SIMDe"}.get(name, "")
-            yield pytest.param(name, id=name, marks=pytest.mark.skip(
-                reason=f"this CPU cannot run the {name} core "
-                       f"(runnable here: {', '.join(RUNNABLE)}){where}"))
+        reason = core_skip_reason(name)
+        yield pytest.param(name, id=name, marks=() if reason is None else
+                           pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(params=list(core_params()))
@@ -144,29 +125,7 @@ def test_misaligned_output_with_guards(core, offset):
         assert buf[64 + offset + length:] == b"\xa5" * 64, "wrote after"
 
 
-# ---- each core from C: guards, every length, carries, registers -------------
-
-@pytest.fixture(scope="module")
-def core_check(cc, tmp_path_factory):
-    """tests/c/core_check.c built with every chacha20_*.c source."""
-    sources = [os.path.join(TESTS, "c", "core_check.c")]
-    sources += sorted(os.path.join(CSRC, f) for f in os.listdir(CSRC)
-                      if f.startswith("chacha20_") and f.endswith(".c"))
-    return build_program(cc, sources,
-                         tmp_path_factory.mktemp("core_check") / "core_check",
-                         "-O2")
-
-
-@pytest.mark.slow
-def test_core_from_c(core, core_check):
-    """Block counts 0..300 at odd addresses between guard bytes, the RFC
-    vectors, both counter carries, and every vector register the core may
-    have used reads zero when it returns (no key word left in them)."""
-    run = subprocess.run([str(core_check), core], input=rfc_vector_lines(),
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "ok" in run.stdout
-
+# ---- the C sources ---------------------------------------------------------
 
 @pytest.mark.slow
 def test_c_sources_compile_clean(cc):

@@ -10,10 +10,12 @@ host the same programs are built with ``cc`` and run directly.
    block count 0..300 at odd addresses between guard bytes, across the
    32-bit and 64-bit counter carries, and its vector registers zero on
    return.
-2. tests/c/rng_check.c with every arc4py/csrc/*.c source (each core file
-   compiles to nothing where its ISA is foreign): the generator with the
-   neon core forced, draws of every size, refills, reseed, large fills,
-   uniform, fork.
+2. tests/c/generator_check.c with every arc4py/csrc/*.c source (each core
+   file compiles to nothing where its ISA is foreign): the generator with
+   the neon core forced, and by default, draws of every size, refills,
+   reseed, large draws, uniform, stir, fork.
+
+Each program's verdict (tests/c/verdict.h) is read with helpers.c_verdict.
 
 Skipped, saying why, when the cross compiler or qemu is missing.
 """
@@ -26,7 +28,7 @@ import subprocess
 import pytest
 
 import helpers
-from helpers import RFC_VECTORS, build_program, find_cc, rfc_vector_lines
+from helpers import RFC_VECTORS, build_program, c_verdict, find_cc, rfc_vector_lines
 
 # Cross builds, run under qemu.
 pytestmark = pytest.mark.slow
@@ -75,28 +77,26 @@ def test_neon_core_matches_generic_and_rfc(toolchain, tmp_path):
                 sources)
     lines = rfc_vector_lines()
     for core in ("neon", "generic"):
-        done = run(toolchain, exe, core, stdin=lines)
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert f"core {core}: {len(RFC_VECTORS)} RFC 8439 vectors" in done.stdout
+        verdict = c_verdict(run(toolchain, exe, core, stdin=lines))
+        assert verdict["verdict"] == "ok", verdict
+        assert verdict["cores"] == core and verdict["vectors"] == len(RFC_VECTORS)
 
 
 def test_x86_cores_are_known_but_not_runnable_on_aarch64(toolchain, tmp_path):
     sources = sorted(glob.glob(os.path.join(CSRC, "chacha20_*.c")))
     exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "core_check.c"),
                 sources)
-    done = run(toolchain, exe, "avx2")
-    assert done.returncode == 2
-    assert "cannot run here" in done.stderr
+    verdict = c_verdict(run(toolchain, exe, "avx2", stdin=rfc_vector_lines()))
+    assert verdict["verdict"] == "skip", verdict
+    assert verdict["reason"] == "core avx2 is known but cannot run here"
 
 
 def test_generator_on_aarch64_with_neon(toolchain, tmp_path):
     sources = sorted(glob.glob(os.path.join(CSRC, "*.c")))
-    exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "rng_check.c"),
+    exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "generator_check.c"),
                 sources)
-    done = run(toolchain, exe, "neon")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "generator on core neon" in done.stdout
     # Unforced, the generator takes neon: the first runnable in the table.
-    done = run(toolchain, exe, "default")
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "generator on core neon" in done.stdout
+    for core in ("neon", "default"):
+        verdict = c_verdict(run(toolchain, exe, core))
+        assert verdict["verdict"] == "ok", verdict
+        assert verdict["core"] == "neon", verdict

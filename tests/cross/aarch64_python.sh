@@ -359,7 +359,8 @@ DESELECT=(
     # ThreadSanitizer does not run under qemu-user (its aarch64 runtime
     # spins at full CPU, GBs resident, past 10 minutes), and the clang on
     # PATH is the host's, so its case would test the x86-64 build.
-    tests/generator/test_tsan.py
+    'tests/c/test_c_programs.py::test_c_program[stress_threads-tsan-gcc]'
+    'tests/c/test_c_programs.py::test_c_program[stress_threads-tsan-clang]'
 )
 deselect_args=()
 for id in "${DESELECT[@]}"; do

@@ -1,0 +1,248 @@
+"""The C test programs of this folder, built from arc4py's C sources and run
+here, each judged by its verdict: the last line it prints, one JSON object
+(the format: verdict.h; helpers.c_verdict reads it).
+
+test_c_program is parametrised over PROGRAMS; each entry says how its
+program is built, its arguments, how many runs it may take and when it
+cannot run here.  What each program checks is in its own header:
+
+    core_check        a core against generic and RFC 8439: every length at odd
+                      addresses between guard bytes, both counter carries, its
+                      vector registers zero on return (each core in the table)
+    generator_check,  the generator's draws, uniform, stir, fork; its threads
+    threads_check     and thread churn (also built for every OS by
+                      tests/platforms/test_platforms.py)
+    dead_stack        no key that made the output survives in dead stack
+    fork_midfill      fork() mid-fill: the child finds no ChaCha20 state and
+                      reproduces none of the parent's later output
+    fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
+                      block the same in parent and child
+    signal_nested     draws nested in draws (a signal handler): no bytes shared
+    stir_midfill      a fill returned after stir_all returns no byte made with
+                      the key stir_all retired
+    move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
+                      several optimisation levels, AVX-512 natively and emulated
+    stress_threads    threads, stir_all, churn and forks under ThreadSanitizer
+    vdso_mix          the vDSO getrandom called once per refill and per chunk
+
+A run whose verdict is skip checked nothing (the fork came too late, the
+timer fired outside the fill): a program that needs several such runs
+names how many ok verdicts it wants and within how many runs.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import pytest
+
+import arc4py
+from helpers import (
+    CSRC,
+    INCLUDE,
+    LINUX,
+    RFC_VECTORS,
+    TESTS_DIR,
+    build_generator_program,
+    build_program,
+    c_verdict,
+    compile_c,
+    core_skip_reason,
+    core_table_names,
+    find_cc,
+    kernel_has_vdso_getrandom,
+    rfc_vector_lines,
+    state_pages_kib,
+    try_compile,
+)
+
+SkipCheck = Callable[[str], Optional[str]]
+
+
+@dataclass(frozen=True)
+class Program:
+    id: str
+    source: str                  # a file of this folder
+    args: tuple = ()
+    #: "generator": with every arc4py/csrc/*.c (build_generator_program);
+    #: "cores": with the chacha20_*.c sources; "headers": alone (it
+    #: includes the inline code it checks)
+    link: str = "generator"
+    flags: tuple = ()
+    compiler: str | None = None   # by name, instead of the cc fixture
+    stdin: str = ""
+    env: dict = field(default_factory=dict)
+    runs: int = 1                # at most this many runs, until
+    oks: int = 1                 # this many said ok (others said skip)
+    timeout: int = 300
+    #: facts every ok verdict carries (a callable: read when the test runs)
+    expect: object = field(default_factory=dict)
+    skip: SkipCheck | None = None     # given the compiler: why not here
+    not_run: SkipCheck | None = None  # built, then: why it is not run
+    slow: bool = True
+
+
+def unless(condition, reason):
+    return lambda cc: None if condition else reason
+
+
+def _wipe_on_fork(cc):
+    """The kernel itself marks the state pages (smaps' wf flag), not just
+    madvise() answering 0: qemu-user answers 0 and passes nothing on."""
+    if not LINUX:
+        return "raw clone() and MADV_WIPEONFORK are Linux's"
+    arc4py.arc4random()
+    if state_pages_kib() <= 0:
+        return ("no state page carries the kernel's wipe-on-fork flag "
+                "(kernel < 4.14, or emulated: qemu-user ignores madvise)")
+    return None
+
+
+def _tsan(cc):
+    if not LINUX:
+        return "ThreadSanitizer runs are Linux-only here"
+    probe = try_compile(cc, "int main(void){return 0;}", "-fsanitize=thread",
+                        out=os.devnull)
+    if probe.returncode != 0:
+        return (f"{os.path.basename(cc)} cannot link -fsanitize=thread here: "
+                f"{probe.stderr.strip()[-200:]}")
+    return None
+
+
+def _simde(cc):
+    if try_compile(cc, "#include <simde/x86/avx512.h>\n").returncode != 0:
+        return ("SIMDe headers missing: cc cannot include "
+                "<simde/x86/avx512.h> (install libsimde-dev)")
+    return None
+
+
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+POSIX = sys.platform != "win32"
+# 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
+MOVE_OUT_CASES = {"variable_cases": 301 * 32 * 32, "constant_cases": 17 * 32 * 32}
+NO_AVX512_RUN = ("this CPU cannot run the avx512 core, so the AVX-512 hand-out "
+                 "was compiled, not run (the emulated case runs it)")
+
+
+def core_skip(name):
+    reason = core_skip_reason(name)
+    return lambda cc: reason
+
+
+PROGRAMS = [
+    *(Program(f"core_check-{name}", "core_check.c", (name,), link="cores",
+              stdin=rfc_vector_lines(), expect={"vectors": len(RFC_VECTORS)},
+              skip=core_skip(name))
+      for name in core_table_names()),
+    *(Program(f"generator_check-{core}", "generator_check.c", (core,),
+              skip=core_skip(core) if core != "default" else None)
+      for core in ("default", *core_table_names())),
+    Program("threads_check", "threads_check.c"),
+    *(Program(f"dead_stack-{core}", "dead_stack.c", (core,))
+      for core in arc4py.backends()),
+    *(Program(f"fork_midfill-{core}", "fork_midfill.c", (core,), runs=40, oks=6,
+              skip=unless(LINUX, "reads /proc/self/maps"), slow=False)
+      for core in arc4py.backends()),
+    Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
+            skip=_wipe_on_fork),
+    Program("signal_nested", "signal_nested.c", skip=unless(POSIX, "POSIX signals")),
+    Program("stir_midfill", "stir_midfill.c", ("40",), timeout=600,
+            expect={"races": 40}, skip=unless(POSIX, "pthreads"), slow=False),
+    *(Program(f"move_out_check{opt}", "move_out_check.c", link="headers",
+              flags=(opt,), expect=MOVE_OUT_CASES, timeout=120)
+      for opt in ("-O0", "-O2", "-O3")),
+    *(Program(f"move_out_check-avx512{opt}", "move_out_check.c", link="headers",
+              flags=(opt, "-mavx512f", "-DMOVE_OUT_AVX512"), expect=MOVE_OUT_CASES,
+              timeout=120,
+              skip=unless(X86_64, "the AVX-512 hand-out is x86-64 only (the "
+                                  "emulated case runs it here)"),
+              not_run=unless("avx512" in arc4py.backends(), NO_AVX512_RUN))
+      for opt in ("-O0", "-O3")),
+    Program("move_out_check-avx512-emulated", "move_out_check.c", link="headers",
+            flags=("-O1", "-DMOVE_OUT_AVX512", "-DARC4PY_EMULATE_AVX512"),
+            expect=MOVE_OUT_CASES, timeout=120, skip=_simde),
+    # Thread-leak reports are off: a forked child of a multithreaded program
+    # inherits the parent's thread list, and TSan counts those threads as
+    # leaked when the child exits, which says nothing about arc4py.
+    # (Checked that the build catches a race: with the stir_all generation's
+    # atomic increment made a plain ``+= 1``, TSan reported the data race
+    # against the hot path's atomic read.)
+    *(Program(f"stress_threads-tsan-{compiler}", "stress_threads.c",
+              flags=("-fsanitize=thread", "-g", "-O1"), compiler=compiler,
+              env={"TSAN_OPTIONS": "report_thread_leaks=0 exitcode=66"}, timeout=600,
+              skip=_tsan)
+      for compiler in ("gcc", "clang")),
+    Program("vdso_mix", "vdso_mix.c", flags=("-DARC4PY_TEST_HOOKS=1",), timeout=120,
+            expect=lambda: {"vdso": int(kernel_has_vdso_getrandom())},
+            skip=unless(LINUX, "the vDSO getrandom is Linux's")),
+]
+
+
+def _params():
+    for p in PROGRAMS:
+        yield pytest.param(p, id=p.id, marks=[pytest.mark.slow] if p.slow else [])
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """Each program built once per set of flags and compiler: its path."""
+    if not CSRC.is_dir():
+        pytest.skip("arc4py's C sources are not next to the tests")
+    out_dir, done = tmp_path_factory.mktemp("c_programs"), {}
+
+    def build(p, cc):
+        key = (p.source, p.link, p.flags, cc)
+        if key not in done:
+            src = TESTS_DIR / "c" / p.source
+            exe = out_dir / f"{src.stem}-{len(done)}"
+            if p.link == "generator":
+                build_generator_program(cc, src, exe, *p.flags)
+            elif p.link == "cores":
+                build_program(cc, [src, *sorted(CSRC.glob("chacha20_*.c"))], exe,
+                              "-O2", "-Wall", "-Wextra", "-Werror", *p.flags)
+            else:
+                compile_c(cc, *p.flags, "-Wall", "-Wextra", "-Werror", "-I", INCLUDE,
+                          "-I", CSRC, src, "-o", exe)
+            done[key] = str(exe)
+        return done[key]
+    return build
+
+
+@pytest.mark.parametrize("program", list(_params()))
+def test_c_program(program, builds, request):
+    p = program
+    if p.compiler is not None:
+        cc = find_cc(p.compiler)
+        if cc is None:
+            pytest.skip(f"{p.compiler} is not on PATH")
+    else:
+        cc = request.getfixturevalue("cc")
+    reason = p.skip and p.skip(cc)
+    if reason:
+        pytest.skip(reason)
+    exe = builds(p, cc)
+    reason = p.not_run and p.not_run(cc)
+    if reason:
+        pytest.skip(reason)
+    env = dict(os.environ, **p.env)
+    verdicts = []
+    while len(verdicts) < p.runs and \
+            sum(v["verdict"] == "ok" for v in verdicts) < p.oks:
+        proc = subprocess.run([exe, *p.args], input=p.stdin, env=env,
+                              capture_output=True, text=True, timeout=p.timeout)
+        assert "Sanitizer" not in proc.stderr, proc.stderr[-6000:]
+        verdict = c_verdict(proc)
+        assert verdict["verdict"] != "fail", (
+            f"{p.id}: {verdict['reason']}\n{proc.stdout[-4000:]}{proc.stderr[-2000:]}")
+        verdicts.append(verdict)
+    oks = [v for v in verdicts if v["verdict"] == "ok"]
+    assert len(oks) == p.oks, (
+        f"{len(oks)} of {len(verdicts)} runs checked something, {p.oks} wanted: "
+        + "; ".join(sorted({v["reason"] for v in verdicts if v["verdict"] == "skip"})))
+    expect = p.expect() if callable(p.expect) else p.expect
+    for v in oks:
+        assert {k: v.get(k) for k in expect} == expect, v
