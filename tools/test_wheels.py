@@ -24,7 +24,7 @@ By the wheel's tags:
                      musl, ``ld-musl --list``; under qemu for aarch64): it
                      must map, and every symbol it cannot bind must be one
                      the CPython of its version exports (the interpreter
-                     binds those).  tests/test_platforms.py, part of the
+                     binds those).  tests/platforms/test_platforms.py, part of the
                      suite when ziglang is installed (--pip-extra ziglang),
                      runs the generator's C under musl itself.
   win_amd64          python.org's embeddable CPython of that version under

@@ -190,7 +190,7 @@ if _cpython is not None:
     class TestCPythonDistributionsOnTheModule(unittest.TestCase):
         # TestDistributions' cases that call the module's functions (the
         # rest patch random.Random.random to script the Mersenne Twister's
-        # draws; tests/test_random_distributions.py replays arc4py's own).
+        # draws; tests/api/test_random_distributions.py replays arc4py's own).
         test_von_mises_large_kappa = (
             _cpython.TestDistributions.test_von_mises_large_kappa)
         test_gammavariate_errors = (
