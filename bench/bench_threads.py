@@ -92,7 +92,7 @@ def _rows():
         ("arc4py.Random().getrandbits(32), one per thread",
          "rng.getrandbits(32)",
          lambda: {"rng": arc4py.Random()}),
-        ("arc4py.Random().gauss(), one per thread", "rng.gauss()",
+        ("arc4py.Random().gauss(), one per thread", "rng.gauss(0.0, 1.0)",
          lambda: {"rng": arc4py.Random()}),
         ("arc4py.Random().random(), one shared", "rng.random()",
          lambda: {"rng": _shared("arc4py.Random", arc4py.Random)}),

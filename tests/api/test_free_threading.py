@@ -161,7 +161,7 @@ def _draw_in_threads(rng, n):
     def draws(i):
         for _ in range(200):
             rng.random(), rng.getrandbits(64), rng._randbelow(n), rng.randrange(n)
-            rng.uniform(0, 1), rng.gauss(), rng.choices("abc", [1, 2, 3], k=4)
+            rng.uniform(0, 1), rng.gauss(0.0, 1.0), rng.choices("abc", [1, 2, 3], k=4)
             rng.shuffle([1, 2, 3]), rng.randbytes(8)
     run_threads(4, draws)
 
