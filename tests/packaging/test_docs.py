@@ -1,16 +1,22 @@
 """Every example in the README and the API reference (docs/) runs, and the
 reference builds with Sphinx with warnings as errors.
 
-- README.md: each ```python block is executed in a fresh namespace, and
-  its links into docs/ name pages that exist.
-- docs/*.rst: the ``>>>`` examples run as doctests, ``.. code-block::
-  python`` blocks are executed, and each ``.. code-block:: c`` block is
-  compiled with -Wall -Wextra -Werror as an extension module against this
-  Python and arc4py.get_include(), then imported and called.  A page or
-  block that imports a module which is not installed (numpy; dask, scipy,
-  scikit-learn, pandas on the ecosystem page) is skipped, naming it.
-- ``python -m sphinx -W -b html docs OUT``: skipped, saying so, without
-  Sphinx (pip install ".[docs]").
+How a page marks its code (a reader copies it as it is marked):
+
+- a program: a ``.. code-block:: python`` of docs/*.rst, or a ```python
+  block of README.md.  Each runs as ``python example.py`` in a fresh
+  interpreter, in an empty folder, as a reader who pastes it into a file.
+- a file of an example the page builds: a code block with ``:caption:
+  NAME`` (docs/capi.rst's ``dice.pyx``, ``setup.py``, ``dice.c``), built by
+  the page's ``.. code-block:: sh`` commands, run here as written.
+- a fragment: ``>>>`` lines, run as doctests; they show values.  A ``::``
+  literal block is never Python (commands, output).
+
+A block that imports a module which is not installed (numpy; dask,
+scipy, scikit-learn, pandas on the ecosystem page) skips, naming it; a
+program that starts dask's worker processes is in the slow set.
+``python -m sphinx -W -b html docs OUT`` skips, saying so, without Sphinx
+(pip install ".[docs]").
 """
 import doctest
 import importlib.util
@@ -25,7 +31,7 @@ from pathlib import Path
 import pytest
 
 import arc4py
-from helpers import REPO, child_env, find_cc
+from helpers import REPO, child_env, find_cc, run_python
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
@@ -47,21 +53,50 @@ def fenced(text, lang):
     return re.findall(rf"^```{lang}\n(.*?)^```", text, re.S | re.M)
 
 
-def rst_blocks(text, lang):
-    """The bodies of the ``.. code-block:: lang`` blocks of a reST text."""
+def rst_code(text):
+    """``(lang, options, body, line)`` of each ``.. code-block::`` of a reST
+    text: ``options`` its ``:name: value`` lines as a dict, ``line`` where
+    it starts (1-based)."""
     out = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = re.match(r"^(\s*)\.\. code-block:: (\S+)\s*$", line)
-        if not m or m.group(2) != lang:
+        if not m:
             continue
         indent = len(m.group(1))
+        options, body = {}, []
+        for nxt in lines[i + 1:]:
+            if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            opt = re.match(r"^\s+:([\w-]+):\s*(.*)$", nxt)
+            if opt and not body:
+                options[opt.group(1)] = opt.group(2).strip()
+            else:
+                body.append(nxt)
+        out.append((m.group(2), options,
+                    textwrap.dedent("\n".join(body)).strip("\n") + "\n", i + 1))
+    return out
+
+
+def rst_blocks(text, lang):
+    """The bodies of the ``.. code-block:: lang`` blocks of a reST text."""
+    return [body for kind, _, body, _ in rst_code(text) if kind == lang]
+
+
+def literal_blocks(text):
+    """The bodies of the ``::`` literal blocks of a reST text."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.rstrip().endswith("::") or line.lstrip().startswith(".. "):
+            continue
+        indent = len(line) - len(line.lstrip())
         body = []
         for nxt in lines[i + 1:]:
             if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
                 break
             body.append(nxt)
-        out.append(textwrap.dedent("\n".join(body)).strip("\n") + "\n")
+        out.append(textwrap.dedent("\n".join(body)).strip("\n"))
     return out
 
 
@@ -94,20 +129,6 @@ def test_readme_links_into_docs_resolve():
     assert links, "the README links to no page of docs/"
     for link in links:
         assert (REPO / link).is_file(), f"README links to {link}, which is missing"
-
-
-def _readme_python_blocks():
-    if not README.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason="README.md is not next to the tests"))]
-    return fenced(README.read_text(encoding="utf-8"), "python")
-
-
-@pytest.mark.parametrize("code", _readme_python_blocks())
-def test_readme_python_block_runs(code):
-    index = fenced(_readme(), "python").index(code)
-    _needs(code)
-    exec(compile(code, f"README.md python block {index}", "exec"), {})
 
 
 def build_c_example(code, tmp_path, name="dice"):
@@ -154,14 +175,58 @@ def test_docs_doctests_pass(page):
     assert result.attempted > 0
 
 
-def test_docs_python_blocks_run():
-    """(The pages' Python examples are doctests; any code-block is run.)"""
+# ---- programs: each runs as `python example.py` -------------------------------------
+
+#: Programs that import these start worker processes or a cluster (seconds
+#: each): the slow set.
+HEAVY_IMPORTS = {"dask", "distributed"}
+
+
+def _programs():
+    """A pytest.param per program of README.md and docs/*.rst."""
+    found = []
+    if README.exists():
+        text = README.read_text(encoding="utf-8")
+        found += [(f"README.md:{text[:text.index(code)].count(chr(10))}", code)
+                  for code in fenced(text, "python")]
+    for page in sorted(DOCS.glob("*.rst")):
+        found += [(f"{page.name}:{line}", body)
+                  for lang, options, body, line in rst_code(
+                      page.read_text(encoding="utf-8"))
+                  if lang == "python" and "caption" not in options]
+    out = []
+    for where, code in found:
+        names = re.findall(r"^\s*(?:import|from) (\w+)", code, re.M)
+        heavy = [pytest.mark.slow] if HEAVY_IMPORTS & set(names) else []
+        out.append(pytest.param(code, id=where, marks=heavy))
+    return out or [pytest.param(None, id="none", marks=pytest.mark.skip(
+        reason="README.md and docs/ are not next to the tests"))]
+
+
+def test_the_pages_have_programs():
+    ids = [p.id for p in _programs()]
+    assert sum(i.startswith("README.md:") for i in ids) >= 2
+    assert any(i.startswith("ecosystem.rst:") for i in ids)
+
+
+@pytest.mark.parametrize("code", _programs())
+def test_program_runs_as_a_script(code, tmp_path):
+    _needs(code)
+    script = tmp_path / "example.py"
+    script.write_text(code, encoding="utf-8")
+    proc = run_python([script], cwd=tmp_path, timeout=600,
+                      ARC4PY_BACKEND=None)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+
+
+def test_no_literal_block_is_python():
+    """Python is marked: a program as ``.. code-block:: python``, a file as
+    a code-block with a ``:caption:``, a fragment as ``>>>`` lines."""
     for page in _docs():
-        for k, code in enumerate(rst_blocks(page.read_text(encoding="utf-8"),
-                                            "python")):
-            if _missing(code):
-                continue
-            exec(compile(code, f"{page.name} python block {k}", "exec"), {})
+        for block in literal_blocks(page.read_text(encoding="utf-8")):
+            first = block.lstrip().split("\n", 1)[0]
+            assert not re.match(r"(import|from|def|class) ", first), (
+                f"{page.name}: a '::' block of Python:\n{block}")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
