@@ -21,6 +21,7 @@ program that starts dask's worker processes is in the slow set.
 import doctest
 import importlib.util
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -241,6 +242,78 @@ def test_docs_c_example_builds_cleanly_and_runs(tmp_path):
         mod = build_c_example(code, where, name="dice")
         assert 1000 <= mod.roll(1000) <= 6000
         assert mod.roll(0) == 0
+
+
+# ---- docs/capi.rst: its files, built by its commands --------------------------------
+
+def _capi_example():
+    """docs/capi.rst's files ({caption: text}) and its command lines."""
+    page = DOCS / "capi.rst"
+    if not page.exists():
+        pytest.skip("docs/ is not next to the tests")
+    blocks = rst_code(page.read_text(encoding="utf-8"))
+    files = {o["caption"]: body for _, o, body, _ in blocks if "caption" in o}
+    commands = [body for lang, _, body, _ in blocks if lang == "sh"]
+    assert {"dice.pyx", "setup.py", "dice.c"} <= set(files), sorted(files)
+    assert len(commands) == 1, "docs/capi.rst: one sh block of commands"
+    lines = [line.split("#")[0].strip() for line in commands[0].splitlines()]
+    return files, [line for line in lines if line]
+
+
+def _capi_project(tmp_path, source):
+    if find_cc() is None:
+        pytest.skip("no C compiler")
+    files, commands = _capi_example()
+    for line in commands:
+        if line.startswith("pip install "):
+            missing = [n for n in line.split()[2:]
+                       if importlib.util.find_spec(n) is None]
+            if missing:
+                pytest.skip(f"{', '.join(missing)} not installed, as the "
+                            f"page's '{line}' would")
+    (tmp_path / source).write_text(files[source])
+    (tmp_path / "setup.py").write_text(
+        files["setup.py"].replace('"dice.pyx"', f'"{source}"'))
+    return commands
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["dice.pyx", "dice.c"])
+def test_capi_page_commands_build_its_examples(tmp_path, source):
+    commands = _capi_project(tmp_path, source)
+    ran = []
+    for line in commands:
+        if line.startswith("pip install "):
+            continue
+        assert line.startswith("python "), line
+        proc = subprocess.run(
+            f"{shlex.quote(sys.executable)} {line[len('python '):]}",
+            shell=True, cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None),
+            capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
+        ran.append(proc.stdout)
+    assert 10 <= int(ran[-1]) <= 60     # dice.roll(10)
+    assert any("build_ext" in line for line in commands)
+    if source == "dice.pyx":
+        key = run_python(["-c", "import dice; print(dice.key().hex())"],
+                         cwd=tmp_path, timeout=60)
+        assert len(bytes.fromhex(key.stdout.strip())) == 32, key.stderr
+
+
+@pytest.mark.slow
+def test_capi_page_pip_without_build_isolation(tmp_path):
+    _capi_project(tmp_path, "dice.pyx")
+    target = tmp_path / "installed"
+    # the page's `pip install --no-build-isolation .`, into a folder
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-build-isolation",
+         "--no-deps", "--no-index", "--target", str(target), "."],
+        cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None),
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    check = run_python(["-c", "import dice; print(dice.roll(3))"],
+                       cwd=tmp_path / "installed", timeout=60)
+    assert check.returncode == 0 and 3 <= int(check.stdout) <= 18, check.stderr
 
 
 def test_api_reference_covers_the_public_api():
