@@ -316,15 +316,36 @@ def test_capi_page_pip_without_build_isolation(tmp_path):
     assert check.returncode == 0 and 3 <= int(check.stdout) <= 18, check.stderr
 
 
+#: The public names: what `from arc4py import *` gives, and numpy's side.
+def _public_names():
+    return sorted(set(arc4py.__all__) | {"BitGenerator", "default_rng"})
+
+
+def _api_page():
+    page = DOCS / "api.rst"
+    if not page.exists():
+        pytest.skip("docs/ is not next to the tests")
+    return page.read_text(encoding="utf-8")
+
+
 def test_api_reference_covers_the_public_api():
-    text = "\n".join(p.read_text(encoding="utf-8") for p in _docs())
-    # docs/conf.py expands this line to every name of _core.__all__
-    generated = (arc4py._core.__all__ if re.search(
-        r"^\.\. autofunctions: arc4py\._core\.__all__$", text, re.M) else [])
-    for name in arc4py.__all__ + ["BitGenerator", "default_rng"]:
-        assert name in generated or re.search(
-            rf"^\.\. (auto)?(function|class|data):: {name}\b",
-            text, re.M), f"{name} is not in the API reference"
+    text = _api_page()
+    for name in _public_names():
+        assert re.search(rf"^\.\. (auto)?(function|class|data):: {name}\b",
+                         text, re.M), f"{name} is not in docs/api.rst"
+
+
+def test_api_reference_signatures_are_the_runtimes():
+    """docs/api.rst writes each autodoc'd name with its signature, readable
+    without a build: the one inspect.signature gives."""
+    import inspect
+    written = re.findall(r"^\.\. auto(?:function|class):: (\w+)(\(.*\))?$",
+                         _api_page(), re.M)
+    assert len(written) >= 20
+    for name, sig in written:
+        assert sig, f"docs/api.rst: {name} is written without its signature"
+        actual = str(inspect.signature(getattr(arc4py, name)))
+        assert sig == actual, f"docs/api.rst: {name}{sig}, arc4py: {name}{actual}"
 
 
 def test_docs_extra_names_sphinx_and_furo():
@@ -334,6 +355,18 @@ def test_docs_extra_names_sphinx_and_furo():
     m = re.search(r"^docs = \[(.*?)\]", pyproject.read_text(), re.M | re.S)
     assert m, "no docs extra in pyproject.toml"
     assert '"sphinx' in m.group(1) and '"furo' in m.group(1)
+
+
+def test_docs_host_builds_the_same_site():
+    """.readthedocs.yaml: docs/conf.py, warnings as errors, arc4py installed
+    from the checkout with the docs extra."""
+    config = REPO / ".readthedocs.yaml"
+    if not config.exists():
+        pytest.skip(".readthedocs.yaml is not next to the tests")
+    lines = [line.split("#")[0].strip() for line in config.read_text().splitlines()]
+    for expected in ("version: 2", "configuration: docs/conf.py",
+                     "fail_on_warning: true", "method: pip", "path: .", "- docs"):
+        assert expected in lines, f".readthedocs.yaml lacks {expected!r}"
 
 
 @pytest.mark.slow
@@ -351,8 +384,11 @@ def test_sphinx_build_has_no_warnings(tmp_path):
         env=child_env(ARC4PY_BACKEND=None), cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     api = (out / "api.html").read_text(encoding="utf-8")
-    # signatures come from the stubs: annotations the runtime lacks
-    assert "exclusive_upper_bound" in api and "SupportsIndex" in api
+    documented = set(re.findall(r'id="arc4py\.(\w+)"', api))
+    missing = set(_public_names()) - documented
+    assert not missing, f"the built api page lacks {sorted(missing)}"
+    assert "exclusive_upper_bound" in api   # a signature, and its docstring:
+    assert "rejection sampling" in api      # randbelow's
     for page in ("index", "tour", "numpy", "ecosystem", "capi", "security",
                  "platforms", "building", "benchmarks"):
         assert (out / f"{page}.html").exists(), page
