@@ -365,7 +365,7 @@ def test_docs_host_builds_the_same_site():
         pytest.skip(".readthedocs.yaml is not next to the tests")
     lines = [line.split("#")[0].strip() for line in config.read_text().splitlines()]
     for expected in ("version: 2", "configuration: docs/conf.py",
-                     "fail_on_warning: true", "method: pip", "path: .", "- docs"):
+                     "fail_on_warning: true", "- method: pip", "path: .", "- docs"):
         assert expected in lines, f".readthedocs.yaml lacks {expected!r}"
 
 
