@@ -52,7 +52,9 @@ def _check_16_distinct_chunks(x):
     assert len(np.unique(x)) == 64
 
 
-@pytest.mark.parametrize("scheduler", ["threads", "synchronous", "processes"])
+# worker processes and a cluster take seconds to start: the slow set
+@pytest.mark.parametrize("scheduler", ["threads", "synchronous", pytest.param(
+    "processes", marks=pytest.mark.slow)])
 def test_dask_random_state_recipe(scheduler):
     rs = _dask_random_state()
     x = rs.random_sample((8, 8), chunks=2)
@@ -146,6 +148,7 @@ def test_dask_choice_under_a_factory_fails_and_randint_stands_in():
     assert sorted(rs.permutation(10).compute().tolist()) == list(range(10))
 
 
+@pytest.mark.slow
 def test_dask_distributed_local_cluster():
     rs = _dask_random_state()
     distributed = _need("distributed", '"dask[distributed]"')

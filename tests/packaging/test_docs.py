@@ -20,6 +20,7 @@ program that starts dask's worker processes is in the slow set.
 """
 import doctest
 import importlib.util
+import os
 import re
 import shlex
 import shutil
@@ -130,6 +131,33 @@ def test_readme_links_into_docs_resolve():
     assert links, "the README links to no page of docs/"
     for link in links:
         assert (REPO / link).is_file(), f"README links to {link}, which is missing"
+
+
+def test_readme_test_run_ends_saying_the_skips_are_expected(tmp_path):
+    # the README's `pytest` closes with the skips counted by what would run
+    # them (tests/conftest.py), not a line per skipped test
+    (tmp_path / "test_some_skips.py").write_text(
+        "import pytest\n"
+        "def test_a(): pytest.skip('zig is not installed (pip install ziglang)')\n"
+        "def test_b(): pytest.skip('no zig (pip install ziglang): cross builds')\n"
+        "def test_c(): pytest.skip('this CPU cannot run the neon core')\n"
+        "def test_d(): pass\n")
+    env = child_env()   # tests/ first: its conftest.py loads as a plugin
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1]),
+                    env.get("PYTHONPATH")) if p)
+    proc = run_python(["-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider",
+                       "test_some_skips.py"], cwd=tmp_path, env=env, timeout=120)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "3 skipped, as expected: each needs what this machine lacks" in out
+    assert re.search(r"^\s+2  pip install ziglang$", out, re.M), out
+    assert re.search(r"^\s+1  another CPU, OS or Python", out, re.M), out
+    assert "SKIPPED [" not in out
+    pyproject = REPO / "pyproject.toml"
+    if pyproject.exists():
+        addopts = re.search(r'^addopts = "(.*)"', pyproject.read_text(), re.M)
+        assert addopts and not re.search(r"-r\w*[as]", addopts.group(1))
 
 
 def build_c_example(code, tmp_path, name="dice"):
