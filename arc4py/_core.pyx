@@ -241,7 +241,8 @@ del _debug_buffer_impl
 _backend_env_error = None
 if _os.environ.get("ARC4PY_BACKEND", ""):
     try:
-        _select_backend(_os.environ["ARC4PY_BACKEND"])
+        # the cores' names are lowercase; AVX2 names the same core as avx2
+        _select_backend(_os.environ["ARC4PY_BACKEND"].lower())
     except ValueError as _exc:
         _backend_env_error = ValueError(
             f"ARC4PY_BACKEND={_os.environ['ARC4PY_BACKEND']!r} in the "

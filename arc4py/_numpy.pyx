@@ -292,7 +292,9 @@ cdef class BitGenerator(_NumpyBitGenerator):
         if value.get("bit_generator") != _STATE_NAME:
             got = ("has no 'bit_generator' key" if "bit_generator" not in value
                    else f"is for {value['bit_generator']!r}")
-            raise ValueError(f"state must be an {_STATE_NAME} state "
+            # numpy's own wording ("state must be for a ..."), which its
+            # tests and RandomState.set_state's callers match
+            raise ValueError(f"state must be for an {_STATE_NAME} "
                              f"({self.state!r}); this one {got}")
         if value.get("state") is not None:
             raise ValueError(f"a {_STATE_NAME} state holds nothing "

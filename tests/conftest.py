@@ -11,9 +11,11 @@
 A test that uses hooks_build or capi_demo is marked ``slow`` (each builds
 extension modules): ``pytest -m "not slow"`` leaves it out.
 """
+import collections
 import functools
 import importlib.util
 import os
+import re
 import shutil
 
 import pytest
@@ -37,6 +39,40 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _BUILDING_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+#: An install hint in a skip's reason: "(pip install ziglang)".
+_INSTALL_HINT = re.compile(r"((?:pip|apt-get|pyenv) install [^);:]+)")
+
+
+def skips_by_remedy(reasons):
+    """{what would run them: count} over skip reasons: the install hint a
+    reason names, else None (another CPU, OS or Python)."""
+    counts = collections.Counter()
+    for reason in reasons:
+        hints = _INSTALL_HINT.findall(reason)
+        counts[hints[0].strip() if hints else None] += 1
+    return counts
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    """The skips, counted by what would run them: every skip is expected
+    (a test of what this machine lacks), and -rs lists each reason."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    reasons = [r.longrepr[2] if isinstance(r.longrepr, tuple) else str(r.longrepr)
+               for r in skipped]
+    counts = skips_by_remedy(reasons)
+    write = terminalreporter.write_line
+    terminalreporter.write_sep(
+        "-", f"{len(skipped)} skipped, as expected: each needs what this "
+             f"machine lacks")
+    for remedy, n in sorted(counts.items(), key=lambda kv: (kv[0] is None, -kv[1])):
+        write(f"{n:5d}  " + (remedy or "another CPU, OS or Python build, "
+                             "or a tool named in the reason"))
+    write("(pytest -rs lists each with its reason)")
 
 
 def pytest_report_header(config):

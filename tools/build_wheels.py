@@ -25,8 +25,10 @@ come from the sdist (setup.py sdist), unpacked once; Cython runs once in that
 copy and every target compiles the same generated C.
 
 Needs: CPython 3.X for each version asked for (found as tools/pythons.py
-says: pyenv's, Debian's in CI's cache folder, python3.X on PATH), which runs
-setup.py and gives the Python headers; ziglang (zig's
+says: pyenv's, Debian's in CI's cache folder, python3.X on PATH; one missing
+is fetched from Debian as .ci/run does, and where that fails the default set
+is built without it, named at the end, while one named by --pythons stops
+the run), which runs setup.py and gives the Python headers; ziglang (zig's
 compiler, from PyPI) and auditwheel in the interpreter that runs this script.
 Each version gets a build venv in the work folder (default build/wheels-work)
 with the build requirements of pyproject.toml.
@@ -45,7 +47,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pythons  # tools/, beside this script
+import debian_pkgs  # tools/, beside this script
+import pythons
 from wheel_targets import (
     TARGETS,
     WINDOWS_TARGETS,
@@ -105,6 +108,26 @@ def interpreter_exports(base_python):
         if len(f) >= 8 and f[6] != "UND" and f[0].rstrip(":").isdigit():
             names.add(f[7].split("@")[0])
     return frozenset(names)
+
+
+def fetch_missing(versions):
+    """The versions with a CPython here once those missing are fetched from
+    Debian's suite, as .ci/run does (it has no free-threaded build), and
+    {version: why not} for the rest."""
+    missing = [v for v in versions if pythons.find_python(v) is None]
+    fetchable = [v for v in missing if not v.endswith("t")]
+    why = "Debian's build was not fetched"
+    if fetchable:
+        say(f"not installed here: {', '.join(fetchable)}; "
+            f"from Debian's {pythons.DEBIAN_SUITE}")
+        try:
+            debian_pkgs.cpython(fetchable, pythons.CACHE, pythons.DEBIAN_SUITE)
+        except debian_pkgs.Unavailable as e:
+            why = f"none from Debian: {e}"
+    skipped = {v: f"no CPython {v} here (pyenv install {v.rstrip('t')}); "
+                  + (why if v in fetchable else "Debian has no free-threaded build")
+               for v in missing if pythons.find_python(v) is None}
+    return [v for v in versions if v not in skipped], skipped
 
 
 def make_build_venv(version, work, requires):
@@ -198,7 +221,13 @@ def main(argv=None):
     if sys.platform != "linux":
         raise SystemExit("build_wheels: Linux only (cibuildwheel builds the rest)")
 
+    skipped = {}
     try:
+        versions, skipped = fetch_missing(versions)
+        if args.pythons is not None and skipped:   # asked for by name
+            raise Failure("; ".join(skipped.values()))
+        if not versions:
+            raise Failure("no supported CPython here: " + "; ".join(skipped.values()))
         zig = find_zig()
         work = args.work.resolve()
         work.mkdir(parents=True, exist_ok=True)
@@ -225,6 +254,8 @@ def main(argv=None):
     say(f"{len(results)} wheels in {out}")
     for wheel, audit in results:
         print(f"  {wheel.name}  ({audit})")
+    for version, why in skipped.items():
+        say(f"skipped Python {version}: {why}")
     return 0
 
 

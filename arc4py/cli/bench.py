@@ -44,7 +44,7 @@ MB/s = calls x bytes per call / elapsed seconds, with 1 MB = 10**6 bytes.
 
 EPILOG = """\
 examples:
-  arc4py bench --quick                   the whole report in about 20 s
+  arc4py bench --quick                   the whole report, shorter
   arc4py bench --backend all --compare   every core beside its peers
   arc4py bench --c-api                   also the C API beside libbsd, OpenSSL
   arc4py bench --json > figures.json     every figure, machine-readable
@@ -86,8 +86,9 @@ def add_parser(sub):
              "--quick picks a smaller one)")
     p.add_argument(
         "--quick", action="store_true",
-        help="shorter measurements: the whole report in under 30 s, "
-             "whatever else is asked (an explicit --duration wins)")
+        help="shorter measurements, whatever else is asked (an explicit "
+             "--duration wins): on two cores the report takes about 30 s, "
+             "about 80 s with --compare")
     p.add_argument(
         "--rows", metavar="ID[,ID...]", default=None,
         help="measure only these rows: " + ", ".join(ROW_IDS))

@@ -89,7 +89,9 @@ class SecretsSource(Source):
 
 class NumpySource(Source):
     key = label = "numpy"
-    description = "numpy.random.default_rng().bytes(n) (PCG64: not a CSPRNG)"
+    description = ("numpy.random.default_rng(): bit_generator.random_raw() "
+                   "for arc4random, .bytes(n) for the rest (PCG64: not a "
+                   "CSPRNG)")
 
     def __init__(self):
         import numpy
@@ -98,6 +100,8 @@ class NumpySource(Source):
 
     def job(self, row):
         rng = self.default_rng()   # one per thread
+        if row.kind == "u32":      # numpy's cheapest scalar draw: one word
+            return loop0, (rng.bit_generator.random_raw,)
         return loop1, (rng.bytes, row.size)
 
 

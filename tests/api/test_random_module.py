@@ -220,3 +220,32 @@ def test_cpython_suites_are_collected():
     # they exist on this Python (a renamed CPython class fails here).
     assert issubclass(TestCPythonSystemRandomOpsOnTheModule,
                       unittest.TestCase)
+
+
+def test_a_process_wide_swap_takes_seeding_and_state_from_every_importer():
+    # docs/tour.rst: sys.modules["random"] = arc4py reaches every later
+    # `import random`; seed(n), Random(n) and the state are gone for each
+    script = """
+import sys
+import arc4py
+sys.modules["random"] = arc4py
+import random
+assert random is arc4py and random.Random is arc4py.Random
+runs = []
+for _ in range(2):
+    random.seed(7)
+    runs.append([random.random() for _ in range(4)])
+assert runs[0] != runs[1]
+assert random.Random(7).random() != random.Random(7).random()
+for call in (random.getstate, lambda: random.setstate(None)):
+    try:
+        call()
+    except NotImplementedError:
+        pass
+    else:
+        raise SystemExit("state was saved or restored")
+print("ok")
+"""
+    out = run_child(script)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -126,6 +126,18 @@ def test_uuid7_ordered_across_threads():
     assert len(set(free)) == 12000
 
 
+@pytest.mark.skipif(not hasattr(uuid, "uuid7"),
+                    reason="uuid.uuid7() is new in Python 3.14")
+def test_uuid7_mixed_with_the_stdlibs_is_not_in_order():
+    # docs/tour.rst: each module keeps its own counter, so the order holds
+    # within each, not between them
+    made = []
+    for _ in range(2000):
+        made += [arc4py.uuid7(), uuid.uuid7()]
+    assert made[0::2] == sorted(made[0::2])
+    assert made != sorted(made)
+
+
 def test_uuid7_clock_going_back_keeps_order(monkeypatch):
     # The last UUID's millisecond is kept and the counter counts on.
     from arc4py import _uuid

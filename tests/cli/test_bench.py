@@ -63,6 +63,21 @@ def test_bench_compare_json():
     assert {f["source"] for f in figures} == set(cols)
 
 
+def test_numpy_column_times_numpys_scalar_draw_for_arc4random():
+    # the arc4random row's numpy figure is a call numpy users make for one
+    # number (a raw word), not .bytes(4); the other rows take .bytes(n)
+    pytest.importorskip("numpy", reason="numpy is not installed")
+    from arc4py.cli.sources import ROWS, NumpySource
+    source = NumpySource()
+    for row in ROWS:
+        _, args = source.job(row)
+        draw = args[0]
+        if row.kind == "u32":
+            assert draw.__name__ == "random_raw" and isinstance(draw(), int)
+        else:
+            assert draw.__name__ == "bytes" and len(draw(*args[1:])) == row.size
+
+
 @pytest.mark.slow
 def test_bench_table():
     r = run_cli("bench", *QUICK, "--compare", "--rows", "arc4random,fill4k")

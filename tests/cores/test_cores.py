@@ -362,3 +362,12 @@ def test_unknown_and_unrunnable_backends():
     for name in (3, b"generic"):
         with pytest.raises(TypeError):
             arc4py.chacha20_keystream(bytes(32), bytes(8), 64, backend=name)
+
+
+@pytest.mark.parametrize("spelling", [str.upper, str.title])
+def test_forcing_a_core_takes_its_name_in_any_case(tmp_path, spelling):
+    name = RUNNABLE[0]
+    proc = run_child("import arc4py; print(arc4py.backend())",
+                     cwd=tmp_path, ARC4PY_BACKEND=spelling(name))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [name]  # the canonical, lowercase name

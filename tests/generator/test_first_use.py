@@ -270,6 +270,21 @@ def test_import_from_the_source_tree_says_what_happened(tmp_path):
     assert "ModuleNotFoundError" in stderr  # the cause stays chained
 
 
+def test_in_the_checkout_the_command_runs_and_python_m_does_not(tmp_path):
+    # docs/building.rst: the arc4py command (a script outside the checkout,
+    # as pip installs it) imports the installed package; `python -m arc4py`
+    # started in the checkout imports its source folder
+    checkout = _source_tree(tmp_path)
+    command = tmp_path / "bin" / "arc4py_command.py"
+    command.parent.mkdir()
+    command.write_text("import sys\nfrom arc4py.cli import main\nsys.exit(main())\n")
+    ran = run_python([command, "info", "--json"], cwd=checkout)
+    assert ran.returncode == 0, ran.stderr
+    refused = run_python(["-m", "arc4py", "info"], cwd=checkout)
+    assert refused.returncode != 0
+    assert "source tree" in refused.stderr.strip().splitlines()[-1]
+
+
 def test_import_from_a_source_tree_with_no_install_says_how_to_build(tmp_path):
     last, _ = _failed_import(_source_tree(tmp_path), None)
     assert "source tree" in last and "pip install -e ." in last, last

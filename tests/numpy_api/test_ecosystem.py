@@ -52,7 +52,9 @@ def _check_16_distinct_chunks(x):
     assert len(np.unique(x)) == 64
 
 
-@pytest.mark.parametrize("scheduler", ["threads", "synchronous", "processes"])
+# worker processes and a cluster take seconds to start: the slow set
+@pytest.mark.parametrize("scheduler", ["threads", "synchronous", pytest.param(
+    "processes", marks=pytest.mark.slow)])
 def test_dask_random_state_recipe(scheduler):
     rs = _dask_random_state()
     x = rs.random_sample((8, 8), chunks=2)
@@ -106,15 +108,47 @@ def test_dask_map_blocks_with_two_generators_are_two_arrays():
     assert len(set().union(*seen)) == 16 * len(arrays)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason=(
-    "dask.array.random.Generator builds a numpy generator in each task from "
-    "a seed sequence spawned from the bit generator's, and arc4py's holds no "
-    "seed: use the RandomState recipe"))
-def test_dask_generator_api():
+def test_dask_generator_api_fails_when_the_array_is_made():
+    # docs/ecosystem.rst: dask rebuilds numpy's default_rng (PCG64) from each
+    # chunk's seed sequence, and arc4py's holds no seed
     da = _need("dask.array", '"dask[array]"')
-    da.random.default_rng(arc4py.default_rng()).random(4, chunks=2).compute()
+    rng = da.random.default_rng(arc4py.default_rng())
+    with pytest.raises(NotImplementedError,
+                       match="seedless SeedSequences cannot generate state"):
+        rng.random(4, chunks=2)    # before any compute()
 
 
+def test_dask_bit_generator_as_seed_draws_mersenne_twister(monkeypatch):
+    # docs/ecosystem.rst's silent fallback: arc4py's output only seeds one
+    # MT19937 per chunk, and the chunk is that Mersenne Twister's output
+    da = _need("dask.array", '"dask[array]"')
+    import dask.array.random as dask_random
+    seeds = []
+    real = dask_random.random_state_data
+
+    def recorded(n, random_state=None):
+        out = real(n, random_state)
+        seeds.extend(out)
+        return out
+
+    monkeypatch.setattr(dask_random, "random_state_data", recorded)
+    x = da.random.RandomState(arc4py.BitGenerator()).random_sample(6, chunks=2)
+    values = x.compute(scheduler="synchronous")
+    assert len(seeds) == 3
+    mt = [np.random.RandomState(seed).random_sample(2) for seed in seeds]
+    assert np.array_equal(values, np.concatenate(mt))
+
+
+def test_dask_choice_under_a_factory_fails_and_randint_stands_in():
+    rs = _dask_random_state()
+    with pytest.raises(ModuleNotFoundError, match="'function'"):
+        rs.choice(10, size=4, chunks=2)
+    picks = rs.randint(0, 10, size=4, chunks=2).compute(scheduler="threads")
+    assert picks.shape == (4,) and set(picks.tolist()) <= set(range(10))
+    assert sorted(rs.permutation(10).compute().tolist()) == list(range(10))
+
+
+@pytest.mark.slow
 def test_dask_distributed_local_cluster():
     rs = _dask_random_state()
     distributed = _need("distributed", '"dask[distributed]"')

@@ -94,6 +94,23 @@ def test_global_set_bit_generator_then_seed():
         np.random.set_bit_generator(saved)
 
 
+def test_global_set_state_of_mt19937_is_numpys_value_error():
+    # numpy's test_randomstate.py::test_state_error_alt_bit_gen, with arc4py
+    # as the other bit generator: the legacy tuple is refused in numpy's words
+    if not hasattr(np.random, "set_bit_generator"):
+        pytest.skip("numpy.random.set_bit_generator is new in numpy 1.25")
+    saved = np.random.get_bit_generator()
+    mt_state = np.random.RandomState(12345).get_state()
+    try:
+        np.random.set_bit_generator(arc4py.BitGenerator())
+        with pytest.raises(ValueError, match="state must be for a"):
+            np.random.set_state(mt_state)
+        with pytest.raises(ValueError, match="state must be for a"):
+            np.random.set_state(np.random.MT19937(1).state)
+    finally:
+        np.random.set_bit_generator(saved)
+
+
 def test_randomstate_pickle_loads_without_replay():
     rs = np.random.RandomState(arc4py.BitGenerator())
     rs.random_sample(3)

@@ -1,20 +1,28 @@
 """Every example in the README and the API reference (docs/) runs, and the
 reference builds with Sphinx with warnings as errors.
 
-- README.md: each ```python block is executed in a fresh namespace, and
-  its links into docs/ name pages that exist.
-- docs/*.rst: the ``>>>`` examples run as doctests, ``.. code-block::
-  python`` blocks are executed, and each ``.. code-block:: c`` block is
-  compiled with -Wall -Wextra -Werror as an extension module against this
-  Python and arc4py.get_include(), then imported and called.  A page or
-  block that imports a module which is not installed (numpy; dask, scipy,
-  scikit-learn, pandas on the ecosystem page) is skipped, naming it.
-- ``python -m sphinx -W -b html docs OUT``: skipped, saying so, without
-  Sphinx (pip install ".[docs]").
+How a page marks its code (a reader copies it as it is marked):
+
+- a program: a ``.. code-block:: python`` of docs/*.rst, or a ```python
+  block of README.md.  Each runs as ``python example.py`` in a fresh
+  interpreter, in an empty folder, as a reader who pastes it into a file.
+- a file of an example the page builds: a code block with ``:caption:
+  NAME`` (docs/capi.rst's ``dice.pyx``, ``setup.py``, ``dice.c``), built by
+  the page's ``.. code-block:: sh`` commands, run here as written.
+- a fragment: ``>>>`` lines, run as doctests; they show values.  A ``::``
+  literal block is never Python (commands, output).
+
+A block that imports a module which is not installed (numpy; dask,
+scipy, scikit-learn, pandas on the ecosystem page) skips, naming it; a
+program that starts dask's worker processes is in the slow set.
+``python -m sphinx -W -b html docs OUT`` skips, saying so, without Sphinx
+(pip install ".[docs]").
 """
 import doctest
 import importlib.util
+import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,7 +33,7 @@ from pathlib import Path
 import pytest
 
 import arc4py
-from helpers import REPO, child_env, find_cc
+from helpers import REPO, child_env, find_cc, run_python
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
@@ -47,21 +55,50 @@ def fenced(text, lang):
     return re.findall(rf"^```{lang}\n(.*?)^```", text, re.S | re.M)
 
 
-def rst_blocks(text, lang):
-    """The bodies of the ``.. code-block:: lang`` blocks of a reST text."""
+def rst_code(text):
+    """``(lang, options, body, line)`` of each ``.. code-block::`` of a reST
+    text: ``options`` its ``:name: value`` lines as a dict, ``line`` where
+    it starts (1-based)."""
     out = []
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = re.match(r"^(\s*)\.\. code-block:: (\S+)\s*$", line)
-        if not m or m.group(2) != lang:
+        if not m:
             continue
         indent = len(m.group(1))
+        options, body = {}, []
+        for nxt in lines[i + 1:]:
+            if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            opt = re.match(r"^\s+:([\w-]+):\s*(.*)$", nxt)
+            if opt and not body:
+                options[opt.group(1)] = opt.group(2).strip()
+            else:
+                body.append(nxt)
+        out.append((m.group(2), options,
+                    textwrap.dedent("\n".join(body)).strip("\n") + "\n", i + 1))
+    return out
+
+
+def rst_blocks(text, lang):
+    """The bodies of the ``.. code-block:: lang`` blocks of a reST text."""
+    return [body for kind, _, body, _ in rst_code(text) if kind == lang]
+
+
+def literal_blocks(text):
+    """The bodies of the ``::`` literal blocks of a reST text."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if not line.rstrip().endswith("::") or line.lstrip().startswith(".. "):
+            continue
+        indent = len(line) - len(line.lstrip())
         body = []
         for nxt in lines[i + 1:]:
             if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
                 break
             body.append(nxt)
-        out.append(textwrap.dedent("\n".join(body)).strip("\n") + "\n")
+        out.append(textwrap.dedent("\n".join(body)).strip("\n"))
     return out
 
 
@@ -96,18 +133,31 @@ def test_readme_links_into_docs_resolve():
         assert (REPO / link).is_file(), f"README links to {link}, which is missing"
 
 
-def _readme_python_blocks():
-    if not README.exists():
-        return [pytest.param(None, marks=pytest.mark.skip(
-            reason="README.md is not next to the tests"))]
-    return fenced(README.read_text(encoding="utf-8"), "python")
-
-
-@pytest.mark.parametrize("code", _readme_python_blocks())
-def test_readme_python_block_runs(code):
-    index = fenced(_readme(), "python").index(code)
-    _needs(code)
-    exec(compile(code, f"README.md python block {index}", "exec"), {})
+def test_readme_test_run_ends_saying_the_skips_are_expected(tmp_path):
+    # the README's `pytest` closes with the skips counted by what would run
+    # them (tests/conftest.py), not a line per skipped test
+    (tmp_path / "test_some_skips.py").write_text(
+        "import pytest\n"
+        "def test_a(): pytest.skip('zig is not installed (pip install ziglang)')\n"
+        "def test_b(): pytest.skip('no zig (pip install ziglang): cross builds')\n"
+        "def test_c(): pytest.skip('this CPU cannot run the neon core')\n"
+        "def test_d(): pass\n")
+    env = child_env()   # tests/ first: its conftest.py loads as a plugin
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(Path(__file__).resolve().parents[1]),
+                    env.get("PYTHONPATH")) if p)
+    proc = run_python(["-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider",
+                       "test_some_skips.py"], cwd=tmp_path, env=env, timeout=120)
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert "3 skipped, as expected: each needs what this machine lacks" in out
+    assert re.search(r"^\s+2  pip install ziglang$", out, re.M), out
+    assert re.search(r"^\s+1  another CPU, OS or Python", out, re.M), out
+    assert "SKIPPED [" not in out
+    pyproject = REPO / "pyproject.toml"
+    if pyproject.exists():
+        addopts = re.search(r'^addopts = "(.*)"', pyproject.read_text(), re.M)
+        assert addopts and not re.search(r"-r\w*[as]", addopts.group(1))
 
 
 def build_c_example(code, tmp_path, name="dice"):
@@ -154,14 +204,58 @@ def test_docs_doctests_pass(page):
     assert result.attempted > 0
 
 
-def test_docs_python_blocks_run():
-    """(The pages' Python examples are doctests; any code-block is run.)"""
+# ---- programs: each runs as `python example.py` -------------------------------------
+
+#: Programs that import these start worker processes or a cluster (seconds
+#: each): the slow set.
+HEAVY_IMPORTS = {"dask", "distributed"}
+
+
+def _programs():
+    """A pytest.param per program of README.md and docs/*.rst."""
+    found = []
+    if README.exists():
+        text = README.read_text(encoding="utf-8")
+        found += [(f"README.md:{text[:text.index(code)].count(chr(10))}", code)
+                  for code in fenced(text, "python")]
+    for page in sorted(DOCS.glob("*.rst")):
+        found += [(f"{page.name}:{line}", body)
+                  for lang, options, body, line in rst_code(
+                      page.read_text(encoding="utf-8"))
+                  if lang == "python" and "caption" not in options]
+    out = []
+    for where, code in found:
+        names = re.findall(r"^\s*(?:import|from) (\w+)", code, re.M)
+        heavy = [pytest.mark.slow] if HEAVY_IMPORTS & set(names) else []
+        out.append(pytest.param(code, id=where, marks=heavy))
+    return out or [pytest.param(None, id="none", marks=pytest.mark.skip(
+        reason="README.md and docs/ are not next to the tests"))]
+
+
+def test_the_pages_have_programs():
+    ids = [p.id for p in _programs()]
+    assert sum(i.startswith("README.md:") for i in ids) >= 2
+    assert any(i.startswith("ecosystem.rst:") for i in ids)
+
+
+@pytest.mark.parametrize("code", _programs())
+def test_program_runs_as_a_script(code, tmp_path):
+    _needs(code)
+    script = tmp_path / "example.py"
+    script.write_text(code, encoding="utf-8")
+    proc = run_python([script], cwd=tmp_path, timeout=600,
+                      ARC4PY_BACKEND=None)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+
+
+def test_no_literal_block_is_python():
+    """Python is marked: a program as ``.. code-block:: python``, a file as
+    a code-block with a ``:caption:``, a fragment as ``>>>`` lines."""
     for page in _docs():
-        for k, code in enumerate(rst_blocks(page.read_text(encoding="utf-8"),
-                                            "python")):
-            if _missing(code):
-                continue
-            exec(compile(code, f"{page.name} python block {k}", "exec"), {})
+        for block in literal_blocks(page.read_text(encoding="utf-8")):
+            first = block.lstrip().split("\n", 1)[0]
+            assert not re.match(r"(import|from|def|class) ", first), (
+                f"{page.name}: a '::' block of Python:\n{block}")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -178,15 +272,108 @@ def test_docs_c_example_builds_cleanly_and_runs(tmp_path):
         assert mod.roll(0) == 0
 
 
+# ---- docs/capi.rst: its files, built by its commands --------------------------------
+
+def _capi_example():
+    """docs/capi.rst's files ({caption: text}) and its command lines."""
+    page = DOCS / "capi.rst"
+    if not page.exists():
+        pytest.skip("docs/ is not next to the tests")
+    blocks = rst_code(page.read_text(encoding="utf-8"))
+    files = {o["caption"]: body for _, o, body, _ in blocks if "caption" in o}
+    commands = [body for lang, _, body, _ in blocks if lang == "sh"]
+    assert {"dice.pyx", "setup.py", "dice.c"} <= set(files), sorted(files)
+    assert len(commands) == 1, "docs/capi.rst: one sh block of commands"
+    lines = [line.split("#")[0].strip() for line in commands[0].splitlines()]
+    return files, [line for line in lines if line]
+
+
+def _capi_project(tmp_path, source):
+    if find_cc() is None:
+        pytest.skip("no C compiler")
+    files, commands = _capi_example()
+    for line in commands:
+        if line.startswith("pip install "):
+            missing = [n for n in line.split()[2:]
+                       if importlib.util.find_spec(n) is None]
+            if missing:
+                pytest.skip(f"{', '.join(missing)} not installed, as the "
+                            f"page's '{line}' would")
+    (tmp_path / source).write_text(files[source])
+    (tmp_path / "setup.py").write_text(
+        files["setup.py"].replace('"dice.pyx"', f'"{source}"'))
+    return commands
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["dice.pyx", "dice.c"])
+def test_capi_page_commands_build_its_examples(tmp_path, source):
+    commands = _capi_project(tmp_path, source)
+    ran = []
+    for line in commands:
+        if line.startswith("pip install "):
+            continue
+        assert line.startswith("python "), line
+        proc = subprocess.run(
+            f"{shlex.quote(sys.executable)} {line[len('python '):]}",
+            shell=True, cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None),
+            capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{line}\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}"
+        ran.append(proc.stdout)
+    assert 10 <= int(ran[-1]) <= 60     # dice.roll(10)
+    assert any("build_ext" in line for line in commands)
+    if source == "dice.pyx":
+        key = run_python(["-c", "import dice; print(dice.key().hex())"],
+                         cwd=tmp_path, timeout=60)
+        assert len(bytes.fromhex(key.stdout.strip())) == 32, key.stderr
+
+
+@pytest.mark.slow
+def test_capi_page_pip_without_build_isolation(tmp_path):
+    _capi_project(tmp_path, "dice.pyx")
+    target = tmp_path / "installed"
+    # the page's `pip install --no-build-isolation .`, into a folder
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-build-isolation",
+         "--no-deps", "--no-index", "--target", str(target), "."],
+        cwd=tmp_path, env=child_env(ARC4PY_BACKEND=None),
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    check = run_python(["-c", "import dice; print(dice.roll(3))"],
+                       cwd=tmp_path / "installed", timeout=60)
+    assert check.returncode == 0 and 3 <= int(check.stdout) <= 18, check.stderr
+
+
+#: The public names: what `from arc4py import *` gives, and numpy's side.
+def _public_names():
+    return sorted(set(arc4py.__all__) | {"BitGenerator", "default_rng"})
+
+
+def _api_page():
+    page = DOCS / "api.rst"
+    if not page.exists():
+        pytest.skip("docs/ is not next to the tests")
+    return page.read_text(encoding="utf-8")
+
+
 def test_api_reference_covers_the_public_api():
-    text = "\n".join(p.read_text(encoding="utf-8") for p in _docs())
-    # docs/conf.py expands this line to every name of _core.__all__
-    generated = (arc4py._core.__all__ if re.search(
-        r"^\.\. autofunctions: arc4py\._core\.__all__$", text, re.M) else [])
-    for name in arc4py.__all__ + ["BitGenerator", "default_rng"]:
-        assert name in generated or re.search(
-            rf"^\.\. (auto)?(function|class|data):: {name}\b",
-            text, re.M), f"{name} is not in the API reference"
+    text = _api_page()
+    for name in _public_names():
+        assert re.search(rf"^\.\. (auto)?(function|class|data):: {name}\b",
+                         text, re.M), f"{name} is not in docs/api.rst"
+
+
+def test_api_reference_signatures_are_the_runtimes():
+    """docs/api.rst writes each autodoc'd name with its signature, readable
+    without a build: the one inspect.signature gives."""
+    import inspect
+    written = re.findall(r"^\.\. auto(?:function|class):: (\w+)(\(.*\))?$",
+                         _api_page(), re.M)
+    assert len(written) >= 20
+    for name, sig in written:
+        assert sig, f"docs/api.rst: {name} is written without its signature"
+        actual = str(inspect.signature(getattr(arc4py, name)))
+        assert sig == actual, f"docs/api.rst: {name}{sig}, arc4py: {name}{actual}"
 
 
 def test_docs_extra_names_sphinx_and_furo():
@@ -196,6 +383,18 @@ def test_docs_extra_names_sphinx_and_furo():
     m = re.search(r"^docs = \[(.*?)\]", pyproject.read_text(), re.M | re.S)
     assert m, "no docs extra in pyproject.toml"
     assert '"sphinx' in m.group(1) and '"furo' in m.group(1)
+
+
+def test_docs_host_builds_the_same_site():
+    """.readthedocs.yaml: docs/conf.py, warnings as errors, arc4py installed
+    from the checkout with the docs extra."""
+    config = REPO / ".readthedocs.yaml"
+    if not config.exists():
+        pytest.skip(".readthedocs.yaml is not next to the tests")
+    lines = [line.split("#")[0].strip() for line in config.read_text().splitlines()]
+    for expected in ("version: 2", "configuration: docs/conf.py",
+                     "fail_on_warning: true", "- method: pip", "path: .", "- docs"):
+        assert expected in lines, f".readthedocs.yaml lacks {expected!r}"
 
 
 @pytest.mark.slow
@@ -213,8 +412,11 @@ def test_sphinx_build_has_no_warnings(tmp_path):
         env=child_env(ARC4PY_BACKEND=None), cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     api = (out / "api.html").read_text(encoding="utf-8")
-    # signatures come from the stubs: annotations the runtime lacks
-    assert "exclusive_upper_bound" in api and "SupportsIndex" in api
+    documented = set(re.findall(r'id="arc4py\.(\w+)"', api))
+    missing = set(_public_names()) - documented
+    assert not missing, f"the built api page lacks {sorted(missing)}"
+    assert "exclusive_upper_bound" in api   # a signature, and its docstring:
+    assert "rejection sampling" in api      # randbelow's
     for page in ("index", "tour", "numpy", "ecosystem", "capi", "security",
                  "platforms", "building", "benchmarks"):
         assert (out / f"{page}.html").exists(), page

@@ -47,6 +47,40 @@ def _tools():
     return wheel_targets, debian_pkgs
 
 
+def test_build_wheels_fetches_or_skips_a_missing_python(monkeypatch):
+    # docs/building.rst's `build_wheels.py --out wheelhouse` on a machine
+    # without 3.14: Debian's is fetched as .ci/run does; failing that, the
+    # others are built and the missing one named
+    _, debian_pkgs = _tools()
+    sys.path.insert(0, str(TOOLS))
+    try:
+        import build_wheels
+    finally:
+        sys.path.remove(str(TOOLS))
+    here = {"3.11": "/usr/bin/python3.11"}
+    monkeypatch.setattr(build_wheels.pythons, "find_python", here.get)
+    asked = []
+
+    def fetched(versions, work, suite):
+        asked.append(list(versions))
+        here["3.14"] = "/cache/python3.14"
+        return {"3.14": here["3.14"]}
+
+    monkeypatch.setattr(build_wheels.debian_pkgs, "cpython", fetched)
+    got, skipped = build_wheels.fetch_missing(["3.11", "3.14", "3.14t"])
+    assert asked == [["3.14"]]          # Debian has no free-threaded build
+    assert got == ["3.11", "3.14"] and list(skipped) == ["3.14t"]
+
+    def unavailable(versions, work, suite):
+        raise debian_pkgs.Unavailable("no apt source for unstable")
+
+    monkeypatch.setattr(build_wheels.debian_pkgs, "cpython", unavailable)
+    got, skipped = build_wheels.fetch_missing(["3.11", "3.15"])
+    assert got == ["3.11"]
+    assert "pyenv install 3.15" in skipped["3.15"]
+    assert "no apt source for unstable" in skipped["3.15"]
+
+
 def test_sdist_leaves_out_cython_output(tmp_path):
     if not (REPO / "setup.py").exists():
         pytest.skip("the source tree (setup.py) is not next to the tests")
