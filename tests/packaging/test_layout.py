@@ -6,7 +6,8 @@
 - The algorithm files include no OS header: only the C library's and the
   project's own.
 - The platform files never reach back into the algorithm: none of them
-  needs a symbol that an algorithm file defines.
+  needs a symbol that an algorithm file defines, and none includes a
+  header of the generator or the cores.
 - Each global the hot path or the algorithm reads is defined in exactly
   one file.
 """
@@ -119,6 +120,20 @@ def test_algorithm_includes_no_os_header(name):
     assert not {h for h in local if h.startswith("rng_platform_")}, local
 
 
+# All a platform file (or the platform's own headers) may include of the
+# project's: the interface it implements, the POSIX half's, the wipe and
+# the compiler constructs; never the generator's or the cores' headers.
+PLATFORM_LOCAL = {"rng_platform.h", "rng_platform_posix.h", "rng_wipe.h",
+                  "compiler_compat.h"}
+
+
+@pytest.mark.parametrize("name", sorted(PLATFORM | (PLATFORM_LOCAL - {"compiler_compat.h"})))
+def test_platform_includes_nothing_above_it(name):
+    text = (CSRC / name).read_text()
+    local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
+    assert local <= PLATFORM_LOCAL, f"{name} includes {sorted(local - PLATFORM_LOCAL)}"
+
+
 def test_generator_includes_only_its_own_headers():
     """rng.c includes the generator's headers, the compatibility header and
     the public ones: never the cores' internal headers."""
@@ -138,8 +153,8 @@ def test_cores_are_linked_into_one_extension_module():
     if nm is None:
         pytest.skip("no nm on PATH (binutils) to read the extension modules")
     pkg = Path(arc4py.__file__).parent
-    modules = sorted(p for p in pkg.iterdir()
-                     if p.suffix in (".so", ".pyd") and p.name.startswith("_"))
+    modules = sorted(p for p in pkg.rglob("_*")
+                     if p.suffix in (".so", ".pyd"))
     assert modules, f"no extension modules in {pkg}"
     where = {}
     for mod in modules:
