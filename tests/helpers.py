@@ -32,11 +32,15 @@ from pathlib import Path
 
 import arc4py
 import arc4py._core
-from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
 
-# Bytes of each refill that key the next one: small requests see
-# BUFFER_BYTES - REKEY_BYTES.
-from arc4py._core import _REKEY_BYTES as REKEY_BYTES
+# REKEY_BYTES: bytes of each refill that key the next one (small requests
+# see BUFFER_BYTES - REKEY_BYTES).
+from arc4py._core import (
+    _REKEY_BYTES as REKEY_BYTES,
+    BUFFER_BYTES,
+    DIRECT_BYTES,
+    RESEED_INTERVAL,
+)
 
 # The environment of a child that imports this same arc4py: the package's
 # own (the bench runs its other cores the same way).

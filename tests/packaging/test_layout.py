@@ -10,6 +10,8 @@
   header of the generator or the cores.
 - Each global the hot path or the algorithm reads is defined in exactly
   one file.
+- No list of OSes: a build for an OS no platform file is for fails at the
+  link, naming the platform interface.
 """
 import re
 import shutil
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CSRC, compile_c
+from helpers import CSRC, INCLUDE, LINUX, compile_c
 
 # The algorithm and what sits beside it (numpy adapters, test views).
 ALGORITHM = {"rng.c", "rng_bitgen.c", "rng_test_hooks.c"}
@@ -102,6 +104,21 @@ def test_each_global_defined_once(graph):
                 "rng_platform_state_new"):
         owners = [n for n, syms in defined.items() if sym in syms]
         assert len(owners) == 1, (sym, owners)
+
+
+@pytest.mark.slow
+def test_an_os_without_a_platform_file_does_not_link(cc, tmp_path):
+    # Linux with __linux__ undefined stands for such an OS: every platform
+    # file but the POSIX half compiles to nothing.
+    if not LINUX:
+        pytest.skip("stands for an OS without a platform file by undefining "
+                    "__linux__ on Linux")
+    cmd = [cc, "-O1", "-shared", "-fPIC", "-fvisibility=hidden", "-U__linux__",
+           "-I", INCLUDE, "-I", CSRC, *sorted(CSRC.glob("*.c")),
+           "-o", tmp_path / "generator.so"]
+    proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
+    assert proc.returncode != 0, "linked with no platform file for the OS"
+    assert "rng_platform_entropy" in proc.stderr, proc.stderr
 
 
 # ...and the headers they include (compiler_compat.h's <intrin.h> is the
