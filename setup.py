@@ -23,7 +23,7 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 CSRC = "arc4py/csrc"  # the C cores and the C generator
-CBIND = "arc4py/cbind"  # C for the binding layer: C API, hot calls, C bench
+CBIND = "arc4py/cbind"  # C for the binding layer: C API, hot calls
 
 
 def flag(name):
@@ -40,25 +40,15 @@ def read_core_table(path=f"{CSRC}/chacha20_cores.def"):
     return {isa: (None if needs == "NONE" else needs) for isa, needs in rows}
 
 
-# Every core file compiles on every architecture (to no function where its
-# ISA is foreign, or when left out), so all are always built.
 SIMD_CORES = read_core_table()
 LEFT_OUT = {isa for isa in SIMD_CORES if flag(f"ARC4PY_NO_{isa.upper()}")}
 for _ in SIMD_CORES:  # a core goes with the one it builds with
     LEFT_OUT |= {isa for isa, needs in SIMD_CORES.items() if needs in LEFT_OUT}
-CHACHA20_SOURCES = [f"{CSRC}/chacha20_{isa}.c" for isa in SIMD_CORES] + [
-    f"{CSRC}/chacha20_generic.c", f"{CSRC}/chacha20_dispatch.c"]
-# The generator: the algorithm, its thread-state and entropy plumbing, and
-# the numpy adapters (see the top of rng.c).
-GENERATOR_SOURCES = [f"{CSRC}/{name}.c" for name in (
-    "rng", "rng_bitgen", "rng_test_hooks", "rng_wipe", "rng_platform_posix",
-    "rng_platform_linux", "rng_platform_bsd", "rng_platform_windows")]
-# The C API's table and capsule (with its AVX-512 build of the buffered
-# calls), and the C functions of the hot Python calls.
-BINDING_SOURCES = [f"{CBIND}/capi.c", f"{CBIND}/capi_avx512.c",
-                   f"{CBIND}/module_calls.c", f"{CBIND}/random_methods.c"]
-# One extension module holds the cores, the generator and their bindings.
-CORE_SOURCES = CHACHA20_SOURCES + GENERATOR_SOURCES + BINDING_SOURCES
+# Every C file of csrc/ and cbind/ is built on every target: a core whose
+# ISA is foreign (or left out) and a platform file for another OS compile
+# to nothing, so no list here names a core or an OS.  One extension module
+# holds the cores, the generator and their bindings.
+CORE_SOURCES = sorted(glob.glob(f"{CSRC}/*.c")) + sorted(glob.glob(f"{CBIND}/*.c"))
 
 
 # The platform built for (sysconfig names the target when cross-building).
@@ -115,7 +105,8 @@ extensions = [
 ]
 
 if PLATFORM.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
-    extensions.append(Extension("arc4py._bench_capi_c", [f"{CBIND}/bench_capi.c"],
+    extensions.append(Extension("arc4py.bench._capi_loops",
+                                ["arc4py/bench/capi_loops.c"],
                                 **dict(common, libraries=libraries + ["dl"])))
 
 try:

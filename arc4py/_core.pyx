@@ -22,6 +22,7 @@ from arc4py._cdefs cimport (
     ARC4PY_RNG_BUFFER_BYTES,
     ARC4PY_RNG_DIRECT_BYTES,
     ARC4PY_RNG_DIRECT_CHUNK_BYTES,
+    ARC4PY_RNG_REKEY_BYTES,
     ARC4PY_RNG_RESEED_BYTES,
     ARC4PY_FORK_WIPEONFORK,
     ARC4PY_FORK_ATFORK,
@@ -57,6 +58,9 @@ RESEED_INTERVAL = ARC4PY_RNG_RESEED_BYTES
 BUFFER_BYTES = ARC4PY_RNG_BUFFER_BYTES
 #: Requests of at least this many bytes skip the buffer (filled directly).
 DIRECT_BYTES = ARC4PY_RNG_DIRECT_BYTES
+#: Bytes of each refill that key the next one (for the tests: small
+#: requests see BUFFER_BYTES - _REKEY_BYTES).
+_REKEY_BYTES = ARC4PY_RNG_REKEY_BYTES
 #: Large fills run in chunks of at most this many bytes, each under a new
 #: one-time key, with fork and stir(all_threads=True) checked.
 DIRECT_CHUNK_BYTES = ARC4PY_RNG_DIRECT_CHUNK_BYTES

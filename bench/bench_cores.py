@@ -44,17 +44,17 @@ def _import_arc4py():
 
 arc4py = _import_arc4py()
 
-# The bench's own timing, table and machine code (arc4py/cli/), from the
+# The bench's own timing, table and machine code (arc4py/bench/), from the
 # tree _import_arc4py() chose: hence below it, not at the top.
-from arc4py.cli.machine import cpu_model  # noqa: E402
-from arc4py.cli.report import (  # noqa: E402
+from arc4py.bench.machine import cpu_model  # noqa: E402
+from arc4py.bench.report import (  # noqa: E402
     fmt_rate,
     fmt_spread,
     size_label,
     table,
     unstable_note,
 )
-from arc4py.cli.timing import Progress, interleaved, loop0, mb_per_s, summarize  # noqa: E402
+from arc4py.bench.timing import Progress, interleaved, loop0, mb_per_s, summarize  # noqa: E402
 
 SIZES = (64, 256, 1 << 10, 4 << 10, 64 << 10, 1 << 20)
 

@@ -18,8 +18,8 @@ import random
 import textwrap
 
 import arc4py
-from arc4py.cli.report import fmt_spread, unstable_note
-from arc4py.cli.timing import (
+from arc4py.bench.report import fmt_spread, unstable_note
+from arc4py.bench.timing import (
     batch_target,
     calibrate,
     interleaved,

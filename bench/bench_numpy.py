@@ -34,8 +34,8 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import arc4py
 
-from arc4py.cli.report import fmt_spread, unstable_note
-from arc4py.cli.timing import interleaved, loop0, summarize
+from arc4py.bench.report import fmt_spread, unstable_note
+from arc4py.bench.timing import interleaved, loop0, summarize
 
 #: Seconds per round of one side.
 ROUND = 0.02

@@ -19,8 +19,8 @@ import sys
 import uuid
 
 import arc4py
-from arc4py.cli.report import fmt_spread
-from arc4py.cli.timing import UNSTABLE_SPREAD, interleaved, loop_of, summarize
+from arc4py.bench.report import fmt_spread
+from arc4py.bench.timing import UNSTABLE_SPREAD, interleaved, loop_of, summarize
 
 # (label, call): the call is a method of ``r`` with its arguments.
 CALLS = [

@@ -8,7 +8,7 @@ random.Random (one shared, one per thread), os.urandom and secrets.
 
 Each figure is the calls of all threads together per second (millions),
 the threads started at a barrier and timed from the first start to the
-last finish, with each thread's CPU time beside (arc4py/cli/timing.py's
+last finish, with each thread's CPU time beside (arc4py/bench/timing.py's
 measure_multi_rounds).  Every (row, threads) pair is measured once per
 round, rounds interleaved, so that a burst of load elsewhere on the machine
 hits every row alike; the table gives the median over the rounds and their
@@ -47,8 +47,8 @@ if (_root / "arc4py" / ("_core" + sysconfig.get_config_var("EXT_SUFFIX"))).exist
     sys.path.insert(0, str(_root))
 
 import arc4py  # noqa: E402 - after sys.path
-from arc4py.cli.report import fmt_spread, table  # noqa: E402
-from arc4py.cli.timing import (  # noqa: E402
+from arc4py.bench.report import fmt_spread, table  # noqa: E402
+from arc4py.bench.timing import (  # noqa: E402
     Progress,
     batch_target,
     calibrate,

@@ -32,7 +32,19 @@ from pathlib import Path
 
 import arc4py
 import arc4py._core
-from arc4py._core import BUFFER_BYTES, DIRECT_BYTES, RESEED_INTERVAL
+
+# REKEY_BYTES: bytes of each refill that key the next one (small requests
+# see BUFFER_BYTES - REKEY_BYTES).
+from arc4py._core import (
+    _REKEY_BYTES as REKEY_BYTES,
+    BUFFER_BYTES,
+    DIRECT_BYTES,
+    RESEED_INTERVAL,
+)
+
+# The environment of a child that imports this same arc4py: the package's
+# own (the bench runs its other cores the same way).
+from arc4py.bench.machine import arc4py_home, child_env
 
 __all__ = [
     "BUFFER_BYTES", "CSRC", "DIRECT_BYTES", "INCLUDE", "LINUX", "Failure", "check",
@@ -51,7 +63,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 #: The source checkout holding tests/ (it may have no setup.py: an sdist).
 REPO = TESTS_DIR.parent
 #: The directory holding the arc4py package this process imported.
-PKG_PARENT = str(Path(arc4py.__file__).resolve().parent.parent)
+PKG_PARENT = arc4py_home()
 LINUX = sys.platform.startswith("linux")
 #: The interpreter every child runs: this one.
 PYTHON = sys.executable
@@ -61,25 +73,6 @@ CSRC = REPO / "arc4py" / "csrc"
 INCLUDE = REPO / "include"
 SHIM_SOURCE = TESTS_DIR / "shims" / "getrandom_shim.c"
 
-
-def _rekey_bytes():
-    # Read from the C source, so that the tests follow the generator if the
-    # key or nonce size ever changes; no guess if the define cannot be found.
-    header = CSRC / "rng_internal.h"
-    try:
-        text = header.read_text()
-    except OSError as e:
-        raise RuntimeError(f"cannot read RNG_REKEY_BYTES from {header}: {e}") from None
-    m = re.search(r"^\s*#\s*define\s+RNG_REKEY_BYTES\s+(\d+)\b", text, re.M)
-    if m is None:
-        raise RuntimeError(f"{header} no longer defines RNG_REKEY_BYTES")
-    return int(m.group(1))
-
-
-#: Bytes of each refill of the buffer that key the next one (ChaCha20's
-#: key and nonce, RNG_REKEY_BYTES in rng_internal.h): small requests see
-#: BUFFER_BYTES - REKEY_BYTES.
-REKEY_BYTES = _rekey_bytes()
 
 def core_table_names():
     """The cores of arc4py/csrc/chacha20_cores.def, the one list, then
@@ -117,36 +110,6 @@ def rfc_vector_lines():
 
 
 # ---- child interpreters ----------------------------------------------------
-
-def _site_dirs():
-    import site
-    dirs = list(getattr(site, "getsitepackages", list)())
-    if getattr(site, "ENABLE_USER_SITE", False):
-        dirs.append(site.getusersitepackages())
-    return {os.path.realpath(d) for d in dirs}
-
-
-def child_env(*path, **extra):
-    """The environment of a child interpreter that imports this same arc4py,
-    from any directory: its parent directory goes first on PYTHONPATH
-    unless it is a site-packages directory already.  The directories
-    ``path`` go before it (a copy of arc4py there is the one the child
-    imports).  ``extra`` variables are set; one given as None is removed
-    (``ARC4PY_BACKEND=None``)."""
-    env = dict(os.environ)
-    first = [str(p) for p in path]
-    if os.path.realpath(PKG_PARENT) not in _site_dirs():
-        first.append(PKG_PARENT)
-    if first:
-        env["PYTHONPATH"] = os.pathsep.join(
-            first + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-    for key, value in extra.items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = str(value)
-    return env
-
 
 def _python_env(env, env_extra):
     if env is None:

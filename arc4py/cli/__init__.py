@@ -1,20 +1,21 @@
 """The ``arc4py`` command (also ``python -m arc4py``).
 
-    arc4py bench [options]   the bench-arc4random MB/s report   (cli/bench.py)
+    arc4py bench [options]   the bench-arc4random MB/s report  (bench/command.py)
     arc4py info [--json]     version, cores, CPU features, ...  (cli/info.py)
     arc4py bytes N|- [--hex] [--request-size K]   random bytes  (cli/bytes.py)
 
 This module holds only the one argument parser and the dispatch: each
-command module adds its own subparser (``add_parser``) and runs it
-(``run``).  ``main(argv=None)`` returns the exit status: 0 on success,
-1 for a failure (stdout not writable included: cli/output.py), 2 for bad
-usage.  Building the parser imports no numpy and nothing that measures.
+command module, named in ``COMMANDS`` and imported when the parser is
+built, adds its own subparser (``add_parser``) and runs it (``run``).
+``main(argv=None)`` returns the exit status: 0 on success, 1 for a
+failure (stdout not writable included: cli/output.py), 2 for bad usage.
+Building the parser imports no numpy and nothing that measures.
 """
 import argparse
+import importlib
 import sys
 
 from arc4py import __version__
-from arc4py.cli import bench, bytes as bytes_cmd, info
 from arc4py.cli.output import StdoutError, flush_stdout, guard, silence_stdout
 
 __all__ = ["build_parser", "main"]
@@ -34,8 +35,14 @@ examples:
 Run 'arc4py COMMAND --help' for a command's options.
 ARC4PY_BACKEND=<core> in the environment forces the generator's core."""
 
-#: command name -> its module (each has add_parser(subparsers) and run(args))
-COMMANDS = {"bench": bench, "info": info, "bytes": bytes_cmd}
+#: command name -> its module's name (each has add_parser(subparsers) and
+#: run(args)); the bench lives in its own package, arc4py/bench/
+COMMANDS = {"bench": "arc4py.bench.command", "info": "arc4py.cli.info",
+            "bytes": "arc4py.cli.bytes"}
+
+
+def _command(name):
+    return importlib.import_module(COMMANDS[name])
 
 
 class Parser(argparse.ArgumentParser):
@@ -62,8 +69,7 @@ def build_parser():
                    version=f"arc4py {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND",
                            parser_class=Parser)
-    p.commands = {name: module.add_parser(sub)
-                  for name, module in COMMANDS.items()}
+    p.commands = {name: _command(name).add_parser(sub) for name in COMMANDS}
     return p
 
 
@@ -98,11 +104,11 @@ def main(argv=None):
             # A bad ARC4PY_BACKEND: arc4py let this command start (with the
             # fastest core) so that `arc4py info` can show it; the others
             # would measure or emit with a core nobody asked for.
-            problem = info.backend_env_error()
+            problem = _command("info").backend_env_error()
             if problem is not None:
                 sys.stderr.write(f"{command}: error: {problem}\n")
                 return 2
-        status = COMMANDS[args.command].run(args)
+        status = _command(args.command).run(args)
         flush_stdout()
         return status
     except BrokenPipeError:         # the reader went away: end quietly

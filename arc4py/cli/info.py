@@ -44,7 +44,7 @@ def collect():
 
     import arc4py
     from arc4py import _core
-    from arc4py.cli.machine import cpu_model
+    from arc4py.bench.machine import cpu_model
 
     numpy_version, numpy_ext = _numpy_status()
     return {

@@ -20,7 +20,7 @@
  * zmm16-31).
  *
  * With ARC4PY_EMULATE_AVX512 defined, the same intrinsics come from SIMDe
- * instead (tests/test_avx512_emulated.py), so this core is checked on an
+ * instead (tests/cores/test_avx512_emulated.py), so this core is checked on an
  * x86-64 CPU without AVX-512 (its tails still run the real AVX2 core).
  * SIMDe 0.7.4 lacks some intrinsics (for example the unsigned compares
  * into a mask), so only what it provides is used.

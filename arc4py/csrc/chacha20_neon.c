@@ -16,7 +16,7 @@
  * zeroed on return.
  *
  * Advanced SIMD is mandatory on aarch64, so the file needs no target flag.
- * Verified under qemu-user emulation (tests/test_neon_qemu.py); not yet
+ * Verified under qemu-user emulation (tests/cores/test_neon_qemu.py); not yet
  * timed on ARM hardware.
  */
 #include "chacha20_common.h"

@@ -59,6 +59,13 @@
 #define RNG_NORETURN __declspec(noreturn)
 #define RNG_ALWAYS_INLINE __forceinline
 #endif
+/* Seen by no other module: a reference to one left undefined fails the
+   link even of a shared object (on PE, every undefined one does). */
+#if defined(RNG_GNUC) && (defined(__ELF__) || defined(__APPLE__))
+#define RNG_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define RNG_HIDDEN
+#endif
 
 /* ---- thread-local storage ----------------------------------------------- */
 /* initial-exec: one load from the thread pointer, no __tls_get_addr call.

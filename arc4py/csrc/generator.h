@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rng_platform.h" /* the ARC4PY_FORK_* bits */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -31,6 +33,9 @@ extern "C" {
 #define ARC4PY_RNG_BUFFER_BYTES 15360
 /* A thread reseeds from the OS after at most this many output bytes. */
 #define ARC4PY_RNG_RESEED_BYTES (1024 * 1024)
+/* Bytes of each refill that become the next key (32) and nonce (8): small
+   requests see ARC4PY_RNG_BUFFER_BYTES less these. */
+#define ARC4PY_RNG_REKEY_BYTES 40
 /* Requests this large are generated straight into the caller's memory. */
 #define ARC4PY_RNG_DIRECT_BYTES 2048
 /* ...in chunks of at most this many bytes, each under a new one-time key
@@ -38,12 +43,6 @@ extern "C" {
    chunk after a VM clone before it notices.  (A fork or a stir_all during
    a fill makes the whole fill be drawn again.) */
 #define ARC4PY_RNG_DIRECT_CHUNK_BYTES (64 * 1024)
-
-/* Fork protections in force (bits of arc4py_rng_fork_protection()). */
-#define ARC4PY_FORK_WIPEONFORK 1 /* state pages zeroed in a child */
-#define ARC4PY_FORK_ATFORK 2     /* pthread_atfork child handler */
-#define ARC4PY_DONTDUMP 4        /* state pages left out of core dumps */
-#define ARC4PY_FORK_VDSO 8       /* every refill mixes in vDSO getrandom */
 
 /* Choose the core every thread uses; 0, or -1 if not runnable here.
    Call before output is drawn (the binding does it at import). */
@@ -68,8 +67,9 @@ int arc4py_rng_stir(void);
    fails. */
 int arc4py_rng_stir_all(void);
 
-/* ARC4PY_FORK_* bits for the protections in force: a bit is set only if
-   every live thread state has it (the caller's state is made first). */
+/* ARC4PY_FORK_* bits (rng_platform.h) for the protections in force: a bit
+   is set only if every live thread state has it (the caller's state is
+   made first). */
 unsigned arc4py_rng_fork_protection(void);
 
 /* What the OS does for the generator, by name: the entropy source the

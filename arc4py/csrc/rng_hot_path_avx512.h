@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 /* With ARC4PY_EMULATE_AVX512 the same intrinsics come from SIMDe, so the
-   hand-out is checked on any CPU (tests/test_move_out.py). */
+   hand-out is checked on any CPU (tests/c/move_out_check.c). */
 #ifdef ARC4PY_EMULATE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>

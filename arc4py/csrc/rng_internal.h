@@ -24,8 +24,8 @@
 #include "rng_test_hooks.h"
 #include "rng_wipe.h"
 
-/* Bytes of each refill that become the next key (32) and nonce (8). */
-#define RNG_REKEY_BYTES 40
+/* Bytes of each refill that become the next key and nonce. */
+#define RNG_REKEY_BYTES ARC4PY_RNG_REKEY_BYTES
 /* VM-clone mix bytes (vDSO getrandom) XORed into the key of every refill
    and chunk. */
 #define RNG_VM_MIX_BYTES 32

@@ -10,9 +10,12 @@
  *                             NOCORE
  *   rng_platform_windows.c  Windows: ProcessPrng, VirtualAlloc, FLS exit
  *
- * A file for another OS compiles to nothing, so one command that compiles
- * every .c file of csrc/ builds the generator on every target.  Functions that can fail return 0 or a
- * positive errno value.
+ * Each file guards itself with the OS it is for and compiles to nothing
+ * elsewhere, so one command that compiles every .c file of csrc/ builds
+ * the generator on every target, and no list of OSes is kept here.  Built
+ * for an OS no file is for, the link fails, naming the functions below
+ * (hidden, so not even a shared object may leave them to be found when it
+ * is loaded).  Functions that can fail return 0 or a positive errno value.
  */
 #ifndef ARC4PY_RNG_PLATFORM_H
 #define ARC4PY_RNG_PLATFORM_H
@@ -22,16 +25,10 @@
 
 #include "compiler_compat.h"
 
-#if !defined(_WIN32) && !defined(__linux__) && !defined(__APPLE__) && \
-    !defined(__FreeBSD__) && !defined(__NetBSD__) &&                     \
-    !defined(__OpenBSD__) && !defined(__DragonFly__)
-#error "arc4py: no platform file for this OS (see rng_platform.h)"
-#endif
-
 struct rng_state;
 
 /* n bytes from the OS's CSPRNG, or an error and nothing promised in p. */
-int rng_platform_entropy(uint8_t *p, size_t n);
+RNG_HIDDEN int rng_platform_entropy(uint8_t *p, size_t n);
 
 /*
  * The calling thread's state: `bytes` of zeroed memory in pages of its
@@ -39,26 +36,34 @@ int rng_platform_entropy(uint8_t *p, size_t n);
  * out of core dumps, locked), wiped and freed when the thread exits.  Also
  * stored in rng_tls_state (rng_hot_path.h), which only the platform writes.
  */
-int rng_platform_state_new(size_t bytes, struct rng_state **out);
+RNG_HIDDEN int rng_platform_state_new(size_t bytes, struct rng_state **out);
 
 /* Bumped in a forked child (zero forever where the OS cannot fork).
    Written only by the platform; read with rng_load_ulong(). */
-extern unsigned long rng_fork_generation;
+extern RNG_HIDDEN unsigned long rng_fork_generation;
 
 /*
  * n bytes that change when the machine is cloned (a VM snapshot resumed
  * twice), for the calling thread: Linux's vDSO getrandom.  Nonzero when
  * the OS has no such source (the caller then mixes nothing).
  */
-int rng_platform_vm_mix(uint8_t *out, size_t n);
+RNG_HIDDEN int rng_platform_vm_mix(uint8_t *out, size_t n);
+
+/* The protections a state's pages can have, as bits (what
+   arc4py_rng_fork_protection() in generator.h reports). */
+#define ARC4PY_FORK_WIPEONFORK 1 /* state pages zeroed in a child */
+#define ARC4PY_FORK_ATFORK 2     /* pthread_atfork child handler */
+#define ARC4PY_DONTDUMP 4        /* state pages left out of core dumps */
+#define ARC4PY_FORK_VDSO 8       /* every refill mixes in vDSO getrandom */
 
 /* ARC4PY_FORK_* bits every live state has (the caller's state exists). */
-unsigned rng_platform_protections(void);
+RNG_HIDDEN unsigned rng_platform_protections(void);
 
 /* What arc4py_rng_os_facts() names (generator.h); the caller's state
    exists and has been seeded. */
-void rng_platform_facts(const char **entropy_source, const char **state_lock,
-                        const char **exit_wipe);
+RNG_HIDDEN void rng_platform_facts(const char **entropy_source,
+                                   const char **state_lock,
+                                   const char **exit_wipe);
 
 #ifdef ARC4PY_TEST_HOOKS
 /* Reads of the VM-clone mix source (tests/c/vdso_mix.c); Linux only. */

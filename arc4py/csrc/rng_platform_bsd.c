@@ -11,7 +11,6 @@
  */
 #if defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
     defined(__OpenBSD__) || defined(__DragonFly__)
-#include "generator.h"
 #include "rng_platform.h"
 #include "rng_platform_posix.h"
 

@@ -9,7 +9,6 @@
  */
 #ifdef __linux__
 #define _GNU_SOURCE 1
-#include "generator.h"
 #include "rng_platform.h"
 #include "rng_platform_posix.h"
 #include "rng_wipe.h"

@@ -8,7 +8,6 @@
  */
 #ifndef _WIN32
 #define _GNU_SOURCE 1
-#include "generator.h"
 #include "rng_platform.h"
 #include "rng_platform_posix.h"
 #include "rng_wipe.h"

@@ -7,7 +7,7 @@
 #include "compiler_compat.h"
 
 /* Stack the deepest core chain uses (AVX-512 handing a tail to AVX2:
-   about 1.7 KiB at -O3), with room to spare; tests/test_dead_stack.py. */
+   about 1.7 KiB at -O3), with room to spare; tests/c/dead_stack.c. */
 #define RNG_SCRUB_BYTES 2048
 
 void rng_wipe(void *p, size_t n)

@@ -1,6 +1,6 @@
 """arc4py bench: its JSON and table reports, other cores, bad options, the
 plot; and --c-api's rendering, checked in process with a fake
-arc4py.cli.capi (its figures are the fake's, not timings).  The real C
+arc4py.bench.capi (its figures are the fake's, not timings).  The real C
 loops: test_bench_capi.py."""
 import importlib.util
 import json
@@ -10,8 +10,9 @@ import types
 import pytest
 
 import arc4py
+import arc4py.bench
 from arc4py.__main__ import main
-from arc4py.cli import report
+from arc4py.bench import report
 from helpers import one_line, run_cli
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
@@ -67,7 +68,7 @@ def test_numpy_column_times_numpys_scalar_draw_for_arc4random():
     # the arc4random row's numpy figure is a call numpy users make for one
     # number (a raw word), not .bytes(4); the other rows take .bytes(n)
     pytest.importorskip("numpy", reason="numpy is not installed")
-    from arc4py.cli.sources import ROWS, NumpySource
+    from arc4py.bench.sources import ROWS, NumpySource
     source = NumpySource()
     for row in ROWS:
         _, args = source.job(row)
@@ -112,6 +113,22 @@ def test_bench_bad_options(opt):
     one_line(r.stderr)
 
 
+@pytest.mark.parametrize("seconds", ["inf", "1e308", "nan", "0", "3601"])
+def test_bench_duration_out_of_range_is_a_usage_error(seconds, monkeypatch,
+                                                      capsys):
+    from arc4py.bench import command
+
+    def collect(*args, **kwargs):
+        raise AssertionError("the bench ran")
+
+    monkeypatch.setattr(command, "collect", collect)
+    assert main(["bench", "--rows", "buf16", "--duration", seconds]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("arc4py bench: error: --duration "), captured.err
+    assert len(captured.err.splitlines()) == 1, captured.err
+
+
 def test_bench_plot(tmp_path):
     png = tmp_path / "mbps.png"
     r = run_cli("bench", *QUICK, "--rows", "buf16,fill4k", "--plot", str(png))
@@ -130,12 +147,12 @@ def test_bench_plot(tmp_path):
 @pytest.mark.parametrize("where", ["no folder", "a folder"])
 def test_bench_plot_path_is_checked_before_measuring(where, tmp_path,
                                                      monkeypatch, capsys):
-    from arc4py.cli import bench
+    from arc4py.bench import command
 
     def collect(*args, **kwargs):
         raise AssertionError("the bench ran")
 
-    monkeypatch.setattr(bench, "collect", collect)
+    monkeypatch.setattr(command, "collect", collect)
     path = tmp_path / "nonexistent" / "x.png" if where == "no folder" \
         else tmp_path
     assert main(["bench", "--rows", "buf16", "--plot", str(path)]) == 2
@@ -171,13 +188,13 @@ TINY = ["--rows", "fill4k", "--duration", "0.005", "--threads", "1"]
 
 
 def fake_module(monkeypatch, measure_c_api):
-    """A stand-in arc4py.cli.capi: ``measure_c_api`` and the C loops'
+    """A stand-in arc4py.bench.capi: ``measure_c_api`` and the C loops'
     columns."""
-    module = types.ModuleType("arc4py.cli.capi")
+    module = types.ModuleType("arc4py.bench.capi")
     module.measure_c_api = measure_c_api
     module.c_loops = types.SimpleNamespace(
         columns=lambda: dict.fromkeys(FAKE_C_API["columns"]))
-    monkeypatch.setitem(sys.modules, "arc4py.cli.capi", module)
+    monkeypatch.setitem(sys.modules, "arc4py.bench.capi", module)
 
 
 @pytest.fixture
@@ -247,9 +264,9 @@ def test_c_api_plot(fake_c_api, tmp_path, capsys):
 def test_c_api_missing_is_a_clear_error(monkeypatch, capsys):
     # None in sys.modules makes the import fail, as in a build without the
     # C loops
-    monkeypatch.setitem(sys.modules, "arc4py._bench_capi_c", None)
-    monkeypatch.delattr(arc4py, "_bench_capi_c", raising=False)
-    monkeypatch.delitem(sys.modules, "arc4py.cli.capi", raising=False)
+    monkeypatch.setitem(sys.modules, "arc4py.bench._capi_loops", None)
+    monkeypatch.delattr(arc4py.bench, "_capi_loops", raising=False)
+    monkeypatch.delitem(sys.modules, "arc4py.bench.capi", raising=False)
     assert main(["bench", "--c-api", *TINY]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""

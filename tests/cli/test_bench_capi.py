@@ -1,10 +1,10 @@
-"""``arc4py bench --c-api``: the report's rows (cli/sources.py) as C calls,
-timed as the Python rows are (cli/timing.py), in the report's table
-(cli/report.py).
+"""``arc4py bench --c-api``: the report's rows (arc4py/bench/sources.py) as
+C calls, timed as the Python rows are (timing.py), in the report's table
+(report.py).
 
 The children run the real C loops with a few milliseconds per figure; the
 checks are on the shape of what they print, never on a figure.  In process,
-a fake C module stands in for arc4py._bench_capi_c: the calls it is asked
+a fake C module stands in for arc4py.bench._capi_loops: the calls it is asked
 for, not timings.
 """
 import json
@@ -12,13 +12,13 @@ import sys
 
 import pytest
 
-from arc4py.cli.bench import select_rows
-from arc4py.cli.sources import ROWS
-from arc4py.cli.timing import UNROLL
+from arc4py.bench.command import select_rows
+from arc4py.bench.sources import ROWS
+from arc4py.bench.timing import UNROLL
 from helpers import child_env, run_python, run_to_closed_pipe
 
 try:
-    from arc4py.cli import capi
+    from arc4py.bench import capi
 except ImportError:  # not importorskip: pytest 9 lets this ImportError through
     pytest.skip("this build has no C loops (Linux only)", allow_module_level=True)
 
@@ -34,7 +34,7 @@ def bench(*args, **kwargs):
 
 
 class FakeC:
-    """Stands in for arc4py._bench_capi_c: records what it is asked to run
+    """Stands in for arc4py.bench._capi_loops: records what it is asked to run
     and runs nothing."""
 
     def __init__(self, missing=None):

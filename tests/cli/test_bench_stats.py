@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from arc4py.cli import report
-from arc4py.cli.timing import (
+from arc4py.bench import report
+from arc4py.bench.timing import (
     UNROLL,
     UNSTABLE_SPREAD,
     interleaved,

@@ -6,9 +6,12 @@
 - The algorithm files include no OS header: only the C library's and the
   project's own.
 - The platform files never reach back into the algorithm: none of them
-  needs a symbol that an algorithm file defines.
+  needs a symbol that an algorithm file defines, and none includes a
+  header of the generator or the cores.
 - Each global the hot path or the algorithm reads is defined in exactly
   one file.
+- No list of OSes: a build for an OS no platform file is for fails at the
+  link, naming the platform interface.
 """
 import re
 import shutil
@@ -17,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CSRC, compile_c
+from helpers import CSRC, INCLUDE, LINUX, compile_c
 
 # The algorithm and what sits beside it (numpy adapters, test views).
 ALGORITHM = {"rng.c", "rng_bitgen.c", "rng_test_hooks.c"}
@@ -103,6 +106,21 @@ def test_each_global_defined_once(graph):
         assert len(owners) == 1, (sym, owners)
 
 
+@pytest.mark.slow
+def test_an_os_without_a_platform_file_does_not_link(cc, tmp_path):
+    # Linux with __linux__ undefined stands for such an OS: every platform
+    # file but the POSIX half compiles to nothing.
+    if not LINUX:
+        pytest.skip("stands for an OS without a platform file by undefining "
+                    "__linux__ on Linux")
+    cmd = [cc, "-O1", "-shared", "-fPIC", "-fvisibility=hidden", "-U__linux__",
+           "-I", INCLUDE, "-I", CSRC, *sorted(CSRC.glob("*.c")),
+           "-o", tmp_path / "generator.so"]
+    proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
+    assert proc.returncode != 0, "linked with no platform file for the OS"
+    assert "rng_platform_entropy" in proc.stderr, proc.stderr
+
+
 # ...and the headers they include (compiler_compat.h's <intrin.h> is the
 # compiler's, not the OS's).
 ALGORITHM_HEADERS = {"rng_internal.h", "rng_hot_path.h", "rng_platform.h",
@@ -117,6 +135,20 @@ def test_algorithm_includes_no_os_header(name):
         assert header in ISO_C, f"{name} includes <{header}>"
     local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
     assert not {h for h in local if h.startswith("rng_platform_")}, local
+
+
+# All a platform file (or the platform's own headers) may include of the
+# project's: the interface it implements, the POSIX half's, the wipe and
+# the compiler constructs; never the generator's or the cores' headers.
+PLATFORM_LOCAL = {"rng_platform.h", "rng_platform_posix.h", "rng_wipe.h",
+                  "compiler_compat.h"}
+
+
+@pytest.mark.parametrize("name", sorted(PLATFORM | (PLATFORM_LOCAL - {"compiler_compat.h"})))
+def test_platform_includes_nothing_above_it(name):
+    text = (CSRC / name).read_text()
+    local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
+    assert local <= PLATFORM_LOCAL, f"{name} includes {sorted(local - PLATFORM_LOCAL)}"
 
 
 def test_generator_includes_only_its_own_headers():
@@ -138,8 +170,8 @@ def test_cores_are_linked_into_one_extension_module():
     if nm is None:
         pytest.skip("no nm on PATH (binutils) to read the extension modules")
     pkg = Path(arc4py.__file__).parent
-    modules = sorted(p for p in pkg.iterdir()
-                     if p.suffix in (".so", ".pyd") and p.name.startswith("_"))
+    modules = sorted(p for p in pkg.rglob("_*")
+                     if p.suffix in (".so", ".pyd"))
     assert modules, f"no extension modules in {pkg}"
     where = {}
     for mod in modules:

@@ -110,9 +110,10 @@ def test_sdist_leaves_out_cython_output(tmp_path):
         if name.suffix in (".pyx", ".pxi", ".pxd"):
             assert f"arc4py/{name.name}" in package
     # the hand-written C is all there
-    for name in (REPO / "arc4py" / "csrc").iterdir():
-        if name.suffix in (".c", ".h", ".def"):
-            assert f"arc4py/csrc/{name.name}" in package
+    for folder in ("csrc", "cbind", "bench"):
+        for name in (REPO / "arc4py" / folder).iterdir():
+            if name.suffix in (".c", ".h", ".def"):
+                assert f"arc4py/{folder}/{name.name}" in package
 
 
 def _defines(path):

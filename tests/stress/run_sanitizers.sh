@@ -3,8 +3,8 @@
 #
 #   tests/stress/run_sanitizers.sh [--keep] [--stress] [PYTEST ARGS ...]
 #
-# Copies the sources (setup.py, pyproject.toml, arc4py/*.py *.pyx *.pxd *.pyi,
-# arc4py/csrc, arc4py/cli, include, tests) to a temporary directory, builds them there in
+# Copies the sources (setup.py, pyproject.toml, the whole arc4py folder,
+# include, tests) to a temporary directory, builds them there in
 # place with ARC4PY_SANITIZE=1 (-fsanitize=address,undefined), and runs
 # pytest on that copy with gcc's libasan preloaded into the interpreter.
 # (No ARC4PY_TEST_HOOKS: the suite checks that a normal build has none, and

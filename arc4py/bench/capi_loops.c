@@ -1,5 +1,5 @@
 /*
- * arc4py._bench_capi_c: the C-level rows of `arc4py bench --c-api`.
+ * arc4py.bench._capi_loops: the C-level rows of `arc4py bench --c-api`.
  *
  * Makes C calls in a compiled loop, the way the C library's bench-arc4random
  * does, for arc4py's C API (through its capsule, as any extension sees it)
@@ -10,8 +10,8 @@
  *   libbsd   arc4random / arc4random_buf from libbsd.so.0 (OpenBSD's code)
  *   openssl  RAND_bytes from libcrypto.so.3 (4 bytes for the arc4random row)
  *
- * Python (arc4py/cli/capi.py) chooses the call counts and times them as it
- * times the Python rows (cli/timing.py); this module only runs the calls,
+ * Python (capi.py beside it) chooses the call counts and times them as it
+ * times the Python rows (timing.py); this module only runs the calls,
  * with the GIL released.
  */
 #define PY_SSIZE_T_CLEAN
@@ -184,12 +184,12 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef moddef = {
-    PyModuleDef_HEAD_INIT, "arc4py._bench_capi_c",
+    PyModuleDef_HEAD_INIT, "arc4py.bench._capi_loops",
     "C-level timing loops for arc4py bench --c-api.", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__bench_capi_c(void)
+PyMODINIT_FUNC PyInit__capi_loops(void)
 {
     PyObject *m;
     int c;

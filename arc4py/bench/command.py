@@ -1,19 +1,19 @@
 """``arc4py bench``: the bench-arc4random MB/s report.
 
 Like the C library's bench-arc4random, each figure comes from a timed loop
-of calls of one request size (cli/timing.py)::
+of calls of one request size (timing.py)::
 
     MB/s = calls * bytes per call / elapsed seconds      (1 MB = 10**6 bytes)
 
-Rows and columns are in cli/sources.py, tables and the plot in
-cli/report.py.  Each row is measured in one thread, then in ``--threads``
+Rows and columns are in sources.py, tables and the plot in
+report.py.  Each row is measured in one thread, then in ``--threads``
 threads at once (the sum over all of them).
 
 The generator's core is fixed at import (``ARC4PY_BACKEND``), so another
 core is measured by running this same report in a subprocess with
 ``ARC4PY_BACKEND=<core> ... --json`` and collecting its figures.  Peers for
 ``--compare`` are measured in the same run.  ``--c-api`` adds the C-level
-table of cli/capi.py (arc4py's C API beside libc's and libbsd's arc4random
+table of capi.py (arc4py's C API beside libc's and libbsd's arc4random
 and OpenSSL's RAND_bytes), where this build has it: the same rows, timed
 the same way.  Every output path is checked before anything is measured.
 
@@ -23,13 +23,16 @@ Run it as ``arc4py bench``, ``python -m arc4py bench`` or
 import os
 import sys
 
-from arc4py.cli.sources import PEERS, ROW_IDS, ROWS
+from arc4py.bench.sources import PEERS, ROW_IDS, ROWS
 
 #: Default seconds per figure, and the budget --quick spreads over them all.
 DEFAULT_DURATION = 0.5
 QUICK_BUDGET = 18.0
 QUICK_MAX_DURATION = 0.25
 MIN_DURATION = 0.005
+#: The most seconds per figure --duration takes: an hour (the whole report
+#: has dozens of figures).
+MAX_DURATION = 3600.0
 
 HELP = ("the bench-arc4random MB/s report (arc4random, arc4random_buf, "
         "fills; one and many threads; --compare with peers)")
@@ -144,7 +147,7 @@ def _figure(source, row, threads, calls, elapsed, rates):
     """One figure; ``rates`` are its rounds' calls per second.  mb_per_s is
     their median (what the report shows), spread their spread over that
     median (timing.summarize)."""
-    from arc4py.cli.timing import mb_per_s, summarize
+    from arc4py.bench.timing import mb_per_s, summarize
     stats = summarize(rates)
     return {
         "source": source.key,
@@ -163,7 +166,7 @@ def _figure(source, row, threads, calls, elapsed, rates):
 
 
 def _measure_in_process(sources, rows, threads, duration, progress):
-    from arc4py.cli.timing import measure_multi_rounds, measure_single_rounds
+    from arc4py.bench.timing import measure_multi_rounds, measure_single_rounds
     figures = []
     for row in rows:
         for src in sources:
@@ -188,7 +191,7 @@ def _measure_in_subprocess(core, rows, threads, duration):
     import json
     import subprocess
 
-    from arc4py.cli.machine import arc4py_home, child_env
+    from arc4py.bench.machine import arc4py_home, child_env
 
     cmd = [sys.executable, "-m", "arc4py", "bench", "--json", "--child",
            "--backend", core, "--threads", str(threads),
@@ -209,9 +212,9 @@ def _measure_in_subprocess(core, rows, threads, duration):
 def collect(cores, compare, rows, threads, duration, child=False):
     """Measure everything; the report as a dict (what --json prints)."""
     import arc4py
-    from arc4py.cli.machine import machine_facts
-    from arc4py.cli.sources import Arc4pySource, make_peers
-    from arc4py.cli.timing import Progress
+    from arc4py.bench.machine import machine_facts
+    from arc4py.bench.sources import Arc4pySource, make_peers
+    from arc4py.bench.timing import Progress
 
     current = arc4py.backend()
     peers, skipped = make_peers() if compare else ([], {})
@@ -258,12 +261,13 @@ def collect(cores, compare, rows, threads, duration, child=False):
 
 
 def figure_duration(duration, quick, figures):
-    """Seconds per figure: ``duration`` when given (UsageError unless > 0),
-    else with ``quick`` the quick budget spread over ``figures`` figures,
-    else the default."""
+    """Seconds per figure: ``duration`` when given (UsageError unless
+    > 0 and at most MAX_DURATION), else with ``quick`` the quick budget
+    spread over ``figures`` figures, else the default."""
     if duration is not None:
-        if not duration > 0:
-            raise UsageError(f"--duration must be > 0, not {duration}")
+        if not 0 < duration <= MAX_DURATION:  # nan and inf fail too
+            raise UsageError(f"--duration must be > 0 and at most "
+                             f"{MAX_DURATION:g} seconds, not {duration}")
         return duration
     if not quick:
         return DEFAULT_DURATION
@@ -293,10 +297,10 @@ def _check_plot(path):
 
 
 def c_api_bench():
-    """The module cli/capi.py; UsageError if this build has no C loops."""
+    """The module capi.py; UsageError if this build has no C loops."""
     import importlib
     try:
-        return importlib.import_module("arc4py.cli.capi")
+        return importlib.import_module("arc4py.bench.capi")
     except ImportError as exc:
         raise UsageError(f"--c-api: this build has no C-API bench "
                          f"({exc})") from None
@@ -306,8 +310,8 @@ def run(args):
     """``arc4py bench`` with parsed ``args``; the exit status."""
     import json
 
+    from arc4py.bench.report import format_report, plot
     from arc4py.cli.output import write_stdout
-    from arc4py.cli.report import format_report, plot
 
     try:
         rows = select_rows(args.rows)

@@ -3,7 +3,7 @@ bench/*.py), the text report, the C-API table and the plot.  The JSON
 report is the dict these read, printed as it is."""
 import textwrap
 
-from arc4py.cli.timing import UNSTABLE_SPREAD
+from arc4py.bench.timing import UNSTABLE_SPREAD
 
 #: What every figure is, as the first line of a report says it.
 UNIT = "MB/s (1 MB = 10**6 bytes; MB/s = calls x bytes per call / elapsed)"

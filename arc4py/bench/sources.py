@@ -3,7 +3,7 @@ per call) and the columns (arc4py on one core, or a peer: os.urandom,
 secrets, numpy, the C library's arc4random through ctypes)."""
 import os
 
-from arc4py.cli.timing import loop0, loop1, loop2
+from arc4py.bench.timing import loop0, loop1, loop2
 
 
 class Row:
@@ -113,7 +113,7 @@ class LibcSource(Source):
     def __init__(self):
         import ctypes
 
-        from arc4py.cli.machine import libc_version
+        from arc4py.bench.machine import libc_version
         lib = ctypes.CDLL(None)
         missing = [s for s in ("arc4random", "arc4random_buf")
                    if not hasattr(lib, s)]

@@ -1,5 +1,6 @@
 """Facts about this machine and this arc4py, shared by ``info`` and ``bench``
-(and bench/*.py): nothing here measures anything."""
+(and bench/*.py), and the environment of a child interpreter (the bench's
+other cores, the tests' children): nothing here measures anything."""
 import os
 
 
@@ -54,22 +55,27 @@ def site_dirs():
     return {os.path.realpath(d) for d in dirs}
 
 
-def child_env(**extra):
-    """The environment of a child interpreter that imports this same arc4py,
-    even an in-place build: its parent directory goes first on PYTHONPATH
-    unless it is a site-packages directory already.  ``extra`` is added; a
-    value of None removes that variable."""
+def child_env(*path, **extra):
+    """The environment of a child interpreter that imports this same arc4py
+    from any directory, even an in-place build: its parent directory goes
+    first on PYTHONPATH unless it is a site-packages directory already.  The
+    directories ``path`` go before it (a copy of arc4py there is the one
+    the child imports; the tests' use).  ``extra`` variables are set, as
+    strings; one given as None is removed (``ARC4PY_BACKEND=None``)."""
     env = dict(os.environ)
+    first = [str(p) for p in path]
     home = arc4py_home()
     if os.path.realpath(home) not in site_dirs():
+        first.append(home)
+    if first:
         env["PYTHONPATH"] = os.pathsep.join(
-            [home] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                      if p])
+            first + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                     if p])
     for key, value in extra.items():
         if value is None:
             env.pop(key, None)
         else:
-            env[key] = value
+            env[key] = str(value)
     return env
 
 

@@ -1,7 +1,7 @@
 """The C-level rows of ``arc4py bench --c-api``.
 
-The report's rows (cli/sources.py) made as C calls in a compiled loop
-(arc4py._bench_capi_c, from arc4py/cbind/bench_capi.c) for:
+The report's rows (sources.py) made as C calls in a compiled loop
+(arc4py.bench._capi_loops, from capi_loops.c) for:
 
   arc4py   arc4py's C API (arc4py/capi.h), through its capsule
   libc     the C library's arc4random / arc4random_buf (glibc >= 2.36)
@@ -10,11 +10,11 @@ The report's rows (cli/sources.py) made as C calls in a compiled loop
 
 each peer loaded with dlopen() in C; a library that is absent is a skipped
 column, with the reason.  Each figure is timed as the Python rows are
-(cli/timing.py): one thread, the median of its rounds.  Importing this
+(timing.py): one thread, the median of its rounds.  Importing this
 module fails where the C loops are not built.
 """
-from arc4py import _bench_capi_c as c_loops
-from arc4py.cli.timing import UNROLL, Progress, mb_per_s, measure_single_rounds, summarize
+from arc4py.bench import _capi_loops as c_loops
+from arc4py.bench.timing import UNROLL, Progress, mb_per_s, measure_single_rounds, summarize
 
 #: The C loops' kind of call for a row's kind: a fill is an
 #: arc4random_buf() into a buffer at the C level.
@@ -22,7 +22,7 @@ C_KINDS = {"u32": "u32", "buf": "buf", "fill": "buf"}
 
 
 def _c_calls(trips, column, kind, size):
-    """A timing loop (cli/timing.py): ``trips`` trips of UNROLL calls, made
+    """A timing loop (timing.py): ``trips`` trips of UNROLL calls, made
     by one compiled loop with the GIL released."""
     c_loops.run_calls(column, kind, size, trips * UNROLL)
 
