@@ -90,7 +90,7 @@ def uuid_table(rounds, seconds):
 
 
 def job(call, cls):
-    """A timing job (cli/timing.py): ``call`` with setup_for(cls)'s names
+    """A timing job (arc4py/bench/timing.py): ``call`` with setup_for(cls)'s names
     as the loop's arguments and this module's names as its globals."""
     names = setup_for(cls)
     loop = loop_of(call, tuple(names), globals())
