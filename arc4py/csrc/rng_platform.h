@@ -8,7 +8,7 @@
  *     rng_platform_linux.c    Linux: getrandom, WIPEONFORK, DONTDUMP, vDSO
  *     rng_platform_bsd.c      FreeBSD and macOS: getentropy, INHERIT_ZERO,
  *                             NOCORE
- *   rng_platform_windows.c  Windows: ProcessPrng, VirtualAlloc, FLS exit
+ *   rng_platform_windows.c  Windows: ProcessPrng, VirtualAlloc, TLS exit
  *
  * A file for another OS compiles to nothing, so one command that compiles
  * every .c file of csrc/ builds the generator on every target.  Functions that can fail return 0 or a

@@ -66,9 +66,8 @@ static void NTAPI state_exit(PVOID module, DWORD reason, PVOID reserved)
     VirtualFree(pages, 0, MEM_RELEASE);
 }
 
-/* The callback in the image's TLS directory (the .CRT$XL? array, between
-   the C runtime's null ends; after its own callbacks, so a C++ thread_local
-   destructor that draws runs before the wipe), kept by the linker. */
+/* In the image's TLS callback array (.CRT$XLA to .CRT$XLZ, in name order):
+   after the C runtime's own (XLC, XLD), whose thread-exit work may draw. */
 #ifdef RNG_MSVC
 #pragma section(".CRT$XLY", long, read)
 #pragma comment(linker, "/INCLUDE:_tls_used")
