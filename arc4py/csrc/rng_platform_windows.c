@@ -66,15 +66,16 @@ static void NTAPI state_exit(PVOID module, DWORD reason, PVOID reserved)
     VirtualFree(pages, 0, MEM_RELEASE);
 }
 
-/* In the image's TLS callback array (.CRT$XLA to .CRT$XLZ, in name order):
-   after the C runtime's own (XLC, XLD), whose thread-exit work may draw. */
+/* First in the image's TLS callback array (.CRT$XLA to .CRT$XLZ, called in
+   name order): with GCC's emulated TLS, winpthreads' callback (XLF) frees
+   the thread's TLS block, rng_tls_state with it. */
 #ifdef RNG_MSVC
-#pragma section(".CRT$XLY", long, read)
+#pragma section(".CRT$XLB", long, read)
 #pragma comment(linker, "/INCLUDE:_tls_used")
 #pragma comment(linker, "/INCLUDE:rng_tls_exit_callback")
-__declspec(allocate(".CRT$XLY"))
+__declspec(allocate(".CRT$XLB"))
 #else
-__attribute__((section(".CRT$XLY"), used))
+__attribute__((section(".CRT$XLB"), used))
 #endif
 const PIMAGE_TLS_CALLBACK rng_tls_exit_callback = state_exit;
 
