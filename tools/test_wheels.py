@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Install each arc4py wheel and test it, the way its platform allows here.
 
-    python tools/test_wheels.py WHEEL... [--quick | --tests PATH ...]
+    python tools/test_wheels.py WHEEL... [--quick] [--tests PATH ...]
                                 [--pip-extra PKG] [--work DIR]
 
 By the wheel's tags:
@@ -87,7 +87,7 @@ def wheel_tags(path):
 
 
 def selection(args):
-    paths = args.tests or (QUICK if args.quick else ["tests"])
+    paths = [*(QUICK if args.quick else []), *args.tests] or ["tests"]
     return [str(REPO / p) if p.startswith("tests") else p for p in paths]
 
 
@@ -298,7 +298,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true",
                     help="the packaging selection (QUICK), not the whole suite")
     ap.add_argument("--tests", action="append", default=[],
-                    help="a test path relative to the checkout (repeat for more)")
+                    help="a test path relative to the checkout (repeat for more; "
+                         "with --quick, added to its selection)")
     ap.add_argument("--pip-extra", action="append", default=[],
                     help="another package for the venv (e.g. ziglang, for test_platforms)")
     ap.add_argument("--work", type=Path, default=REPO / "build" / "wheels-test",

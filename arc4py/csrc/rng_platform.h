@@ -8,7 +8,7 @@
  *     rng_platform_linux.c    Linux: getrandom, WIPEONFORK, DONTDUMP, vDSO
  *     rng_platform_bsd.c      FreeBSD and macOS: getentropy, INHERIT_ZERO,
  *                             NOCORE
- *   rng_platform_windows.c  Windows: ProcessPrng, VirtualAlloc, FLS exit
+ *   rng_platform_windows.c  Windows: ProcessPrng, VirtualAlloc, TLS exit
  *
  * Each file guards itself with the OS it is for and compiles to nothing
  * elsewhere, so one command that compiles every .c file of csrc/ builds

@@ -3,8 +3,8 @@
  * ProcessPrng (bcryptprimitives.dll, the system's per-process CSPRNG,
  * which cannot fail) or, where it is missing, BCryptGenRandom with the
  * system-preferred RNG; each thread's state in VirtualAlloc()ed pages,
- * locked where the working-set quota allows, wiped and freed by a fiber
- * local storage callback when the thread exits.  Windows has no fork, so
+ * locked where the working-set quota allows, wiped and freed by a TLS
+ * callback when the thread exits.  Windows has no fork, so
  * no fork protection is needed or reported; it has no VM-clone mix source.
  * Compiles to nothing elsewhere.
  *
@@ -31,32 +31,53 @@ RNG_TLS struct rng_state *rng_tls_state;
 unsigned long rng_fork_generation; /* no fork: stays 0 */
 
 static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
-static DWORD fls_index = FLS_OUT_OF_INDEXES;
 static process_prng_fn process_prng;
 /* Live states whose pages VirtualLock refused (the working-set quota). */
 static LONG unlocked_states;
+/* The calling thread's state is one of unlocked_states. */
+static RNG_TLS int tls_state_unlocked;
 
-/* The low bit of a state's FLS value marks it one of unlocked_states
-   (VirtualAlloc's 64 KiB alignment leaves the bit free). */
-#define STATE_UNLOCKED ((uintptr_t)1)
-
-/* Thread exit (and fiber deletion): the state goes with its thread. */
-static void WINAPI state_exit(void *value)
+/*
+ * Thread exit, and the exit of the thread that ends the process: the state
+ * goes with its thread.  A TLS callback, not an FLS one: the state is found
+ * through the thread's TLS, so it must live exactly as long as the thread,
+ * whichever fiber made it, and no fiber's deletion may free it.  The loader
+ * calls it for every thread, those that began before this module loaded
+ * included, while the thread's TLS still holds the state.
+ */
+static void NTAPI state_exit(PVOID module, DWORD reason, PVOID reserved)
 {
     MEMORY_BASIC_INFORMATION info;
-    void *pages = (void *)((uintptr_t)value & ~STATE_UNLOCKED);
+    void *pages = (void *)rng_tls_state;
 
-    if (pages == NULL)
+    (void)module;
+    (void)reserved;
+    if ((reason != DLL_THREAD_DETACH && reason != DLL_PROCESS_DETACH) ||
+        pages == NULL)
         return;
-    if (pages != value)
-        InterlockedDecrement(&unlocked_states);
     /* A later callback that draws makes a new state, never this one. */
-    if ((void *)rng_tls_state == pages)
-        rng_tls_state = NULL;
+    rng_tls_state = NULL;
+    if (tls_state_unlocked) {
+        tls_state_unlocked = 0;
+        InterlockedDecrement(&unlocked_states);
+    }
     if (VirtualQuery(pages, &info, sizeof info) == sizeof info)
         rng_wipe(pages, info.RegionSize);
     VirtualFree(pages, 0, MEM_RELEASE);
 }
+
+/* First in the image's TLS callback array (.CRT$XLA to .CRT$XLZ, called in
+   name order): with GCC's emulated TLS, winpthreads' callback (XLF) frees
+   the thread's TLS block, rng_tls_state with it. */
+#ifdef RNG_MSVC
+#pragma section(".CRT$XLB", long, read)
+#pragma comment(linker, "/INCLUDE:_tls_used")
+#pragma comment(linker, "/INCLUDE:rng_tls_exit_callback")
+__declspec(allocate(".CRT$XLB"))
+#else
+__attribute__((section(".CRT$XLB"), used))
+#endif
+const PIMAGE_TLS_CALLBACK rng_tls_exit_callback = state_exit;
 
 static BOOL CALLBACK init_globals(INIT_ONCE *once, void *param, void **ctx)
 {
@@ -71,7 +92,6 @@ static BOOL CALLBACK init_globals(INIT_ONCE *once, void *param, void **ctx)
     if (prims != NULL)
         process_prng = (process_prng_fn)(void (*)(void))GetProcAddress(
             prims, "ProcessPrng");
-    fls_index = FlsAlloc(state_exit);
     return TRUE;
 }
 
@@ -99,23 +119,15 @@ int rng_platform_entropy(uint8_t *p, size_t n)
 
 int rng_platform_state_new(size_t bytes, struct rng_state **out)
 {
-    void *p;
-    uintptr_t unlocked;
+    void *p = VirtualAlloc(NULL, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
 
-    init();
-    if (fls_index == FLS_OUT_OF_INDEXES)
-        return EAGAIN;
-    p = VirtualAlloc(NULL, bytes, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
     if (p == NULL)
         return ENOMEM;
     /* Out of the page file where the working-set quota allows. */
-    unlocked = VirtualLock(p, bytes) ? 0 : STATE_UNLOCKED;
-    if (!FlsSetValue(fls_index, (void *)((uintptr_t)p | unlocked))) {
-        VirtualFree(p, 0, MEM_RELEASE);
-        return ENOMEM;
-    }
-    if (unlocked)
+    if (!VirtualLock(p, bytes)) {
+        tls_state_unlocked = 1;
         InterlockedIncrement(&unlocked_states);
+    }
     rng_tls_state = p;
     *out = p;
     return 0;
@@ -136,6 +148,6 @@ void rng_platform_facts(const char **entropy_source, const char **state_lock,
     *entropy_source = process_prng != NULL ? "ProcessPrng" : "BCryptGenRandom";
     *state_lock = InterlockedCompareExchange(&unlocked_states, 0, 0) == 0
                       ? "VirtualLock" : NULL;
-    *exit_wipe = "FLS callback";
+    *exit_wipe = "TLS callback";
 }
 #endif

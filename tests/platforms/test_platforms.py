@@ -11,7 +11,8 @@ target is built here with -O2 -Wall -Wextra -Werror from every
 arc4py/csrc/*.c plus each of three programs of tests/c (see their headers):
 core_check.c (the RFC 8439 vectors through every runnable core, each core
 against generic), generator_check.c (draw sizes, uniform, stir, fork) and
-threads_check.c (threads, thread churn).
+threads_check.c (threads, thread churn); and for Windows fibers_check.c
+(a state made on a fiber lives and dies with its thread).
 
     test_build[T]  every target builds warning-free (macOS, FreeBSD and
                    aarch64 Windows are only compiled and linked: nothing
@@ -57,6 +58,7 @@ if ZIG_CC is None:
                 allow_module_level=True)
 
 PROGRAMS = ["core_check", "generator_check", "threads_check"]
+WINDOWS_PROGRAMS = ["fibers_check"]
 
 BUILD_TIMEOUT = 900  # a cold zig cache builds musl or MinGW first
 RUN_TIMEOUT = 600    # qemu and Wine are slow, Wine's first start more so
@@ -75,6 +77,10 @@ TARGETS = [
     ("aarch64-windows-gnu", "windows", "aarch64"),
 ]
 TARGET_INFO = {t: (os_, arch) for t, os_, arch in TARGETS}
+
+
+def programs(target):
+    return PROGRAMS + (WINDOWS_PROGRAMS if TARGET_INFO[target][0] == "windows" else [])
 
 
 def _host():
@@ -224,7 +230,7 @@ def test_build(builds, target):
     -Wall -Wextra -Werror, linking only libc, threads and (Windows) bcrypt.
     macOS, FreeBSD and aarch64 Windows are compile-and-link only: test_run
     covers the targets this machine can run."""
-    for program in PROGRAMS:
+    for program in programs(target):
         built = builds.get(target, program)
         print(f"{target}: {program} built in {built['seconds']:.1f} s")
         assert built["ok"], f"{target}: {program} did not build:\n{built['log'][-6000:]}"
@@ -247,7 +253,7 @@ def test_run(builds, target, request):
         wine_exe, env = request.getfixturevalue("wine")
         prefix = [wine_exe]
     lines = []
-    for program in PROGRAMS:
+    for program in programs(target):
         built = builds.get(target, program)
         assert built["ok"], (f"{target}: {program} did not build (see "
                              f"test_build):\n{built['log'][-3000:]}")
@@ -268,4 +274,7 @@ def test_run(builds, target, request):
     if TARGET_INFO[target][0] != "windows":
         assert "PASS fork: parent's and children's 64 bytes after the fork " \
                "differ" in lines, lines
+    else:
+        assert ("PASS state made on a fiber: the state pages are released at "
+                "the thread's exit" in lines), lines
     assert sum(ln.startswith("PASS ") for ln in lines) >= 30, lines

@@ -7,7 +7,8 @@ each checked against the OS itself rather than against arc4py's word.
              shows which state mappings (VmFlags "wf") are locked ("lo")
     Windows  ctypes: bcryptprimitives.dll's ProcessPrng, loaded from
              System32 as the platform file loads it; QueryWorkingSetEx's
-             Locked bit (Wine 8 does not report it: that test skips there)
+             Locked bit (Wine 8 does not report it: that test skips there);
+             VirtualQuery for the state's pages after its thread exits
 """
 import json
 import sys
@@ -23,7 +24,7 @@ WINDOWS = sys.platform == "win32"
 on_linux = pytest.mark.skipif(not LINUX, reason="reads /proc/self/smaps: Linux only")
 on_windows = pytest.mark.skipif(not WINDOWS, reason="asks kernel32 through ctypes: Windows only")
 
-EXIT_WIPE = "FLS callback" if WINDOWS else "pthread key destructor"
+EXIT_WIPE = "TLS callback" if WINDOWS else "pthread key destructor"
 
 
 def in_new_thread(body):
@@ -278,3 +279,74 @@ def test_state_lock_matches_working_set():
         lambda: (_core._os_facts(), small_private_locked_pages(k32)))
     assert facts["state_lock"] == "VirtualLock"
     assert during > before
+
+
+# The committed private allocations of at most 64 KiB (a state is one), as
+# {base: size}, and a thread made before arc4py's extension loads: the TLS
+# callback must release the state of a thread the loader never saw start.
+EXIT_RELEASE = """
+import ctypes, json, threading
+from ctypes import wintypes
+
+class MemoryBasicInformation(ctypes.Structure):
+    _fields_ = [("BaseAddress", ctypes.c_void_p), ("AllocationBase", ctypes.c_void_p),
+                ("AllocationProtect", ctypes.c_uint32), ("PartitionId", ctypes.c_uint16),
+                ("RegionSize", ctypes.c_size_t), ("State", ctypes.c_uint32),
+                ("Protect", ctypes.c_uint32), ("Type", ctypes.c_uint32)]
+
+k32 = ctypes.WinDLL("kernel32", use_last_error=True)
+k32.VirtualQuery.restype = ctypes.c_size_t
+k32.VirtualQuery.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+k32.OpenThread.restype = wintypes.HANDLE
+k32.OpenThread.argtypes = [wintypes.DWORD, wintypes.BOOL, wintypes.DWORD]
+k32.WaitForSingleObject.restype = wintypes.DWORD
+k32.WaitForSingleObject.argtypes = [wintypes.HANDLE, wintypes.DWORD]
+k32.CloseHandle.argtypes = [wintypes.HANDLE]
+MEM_COMMIT, MEM_PRIVATE, SYNCHRONIZE = 0x1000, 0x20000, 0x00100000
+
+def small_allocations():
+    info = MemoryBasicInformation()
+    addr, found = 0, {}
+    while k32.VirtualQuery(addr, ctypes.byref(info), ctypes.sizeof(info)):
+        base = info.BaseAddress or 0
+        if (info.State == MEM_COMMIT and info.Type == MEM_PRIVATE
+                and base == (info.AllocationBase or 0) and info.RegionSize <= 65536):
+            found[base] = info.RegionSize
+        addr = base + info.RegionSize
+    return found
+
+go = threading.Event()
+made = {}
+
+def body():
+    go.wait()
+    from arc4py import _core
+    before = small_allocations()
+    _core._os_facts()  # makes this thread's state
+    made.update({b: s for b, s in small_allocations().items() if b not in before})
+
+t = threading.Thread(target=body)
+t.start()
+handle = k32.OpenThread(SYNCHRONIZE, False, t.native_id)
+import arc4py  # the extension loads after t began
+go.set()
+t.join()
+# join() returns before the OS thread's exit callbacks have run: its handle
+# is signalled after them.
+waited = k32.WaitForSingleObject(handle, 60000)
+k32.CloseHandle(handle)
+left = small_allocations()
+print(json.dumps({"made": sorted(made.values()), "waited": waited,
+                  "left": sorted(s for b, s in made.items() if left.get(b) == s)}))
+"""
+
+
+@on_windows
+def test_exit_wipe_releases_the_state_of_a_thread_older_than_the_module():
+    """The TLS callback named: a thread that began before the extension
+    loaded makes its state (one new allocation of four pages at most) and
+    exits, and the state's pages are released."""
+    res = last_json(run_child(EXIT_RELEASE))
+    assert res["waited"] == 0, res  # WAIT_OBJECT_0: the thread has exited
+    assert len(res["made"]) == 1 and res["made"][0] <= 4 * PAGE, res
+    assert res["left"] == [], res
