@@ -183,13 +183,14 @@ static void vertical4(const uint32_t in[16], uint8_t *out, __m128i *slot)
 }
 
 /*
- * n (1 or 2) blocks in the horizontal layout, rows a, b, c, d = words 0-3,
- * 4-7, 8-11, 12-15; two are always run (a lone block is bound by latency,
- * so the second costs little), in named registers rather than arrays a
- * compiler might keep in memory.  Rotating rows b, c, d left by 1, 2, 3
- * lanes turns the diagonals into columns.  Counter not advanced.
+ * n (1 or 2, a constant once inlined) blocks in the horizontal layout,
+ * rows a, b, c, d = words 0-3, 4-7, 8-11, 12-15, in named registers (not
+ * arrays, which a compiler may keep in memory).  Rotating rows b, c, d
+ * left by 1, 2, 3 lanes turns the diagonals into columns.  Counter not
+ * advanced.
  */
-static void rows2_n(const uint32_t in[16], uint8_t *out, const int n)
+static inline __attribute__((always_inline)) void
+rows2_n(const uint32_t in[16], uint8_t *out, const int n)
 {
     const uint64_t ctr = ((uint64_t)in[13] << 32) | in[12];
     __m128i a0, b0, c0, d0, a1, b1, c1, d1;
@@ -215,13 +216,17 @@ static void rows2_n(const uint32_t in[16], uint8_t *out, const int n)
     d1 = ROW_D(1);
     for (i = 0; i < 10; i++) {
         QR(a0, b0, c0, d0);
-        QR(a1, b1, c1, d1);
+        if (n == 2)
+            QR(a1, b1, c1, d1);
         LINE_UP(b0, c0, d0);
-        LINE_UP(b1, c1, d1);
+        if (n == 2)
+            LINE_UP(b1, c1, d1);
         QR(a0, b0, c0, d0);
-        QR(a1, b1, c1, d1);
+        if (n == 2)
+            QR(a1, b1, c1, d1);
         PUT_BACK(b0, c0, d0);
-        PUT_BACK(b1, c1, d1);
+        if (n == 2)
+            PUT_BACK(b1, c1, d1);
     }
     /* The input rows again from `in`, not kept (spilled) since the start. */
     RNG_REREAD_THROUGH(in);
