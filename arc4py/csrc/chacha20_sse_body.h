@@ -2,10 +2,10 @@
  * The body of the two 128-bit cores, chacha20_sse2.c and chacha20_ssse3.c
  * (internal; included by those files only).  They differ in nothing but
  * the rotations by 16 and 8 bits, so the includer defines ROTL, ROT16,
- * ROT8, ROT16_ASM, ROT8_ASM and ARC4PY_SSE_BLOCKS_FN (the function's name) and enables its
- * instruction set before including this; ROT16_ASM(r) and ROT8_ASM(r) are
- * the same rotations of %xmm<r> as assembly text (with ROTL_ASM, X and NL
- * from here, and the tables at %[rot]).
+ * ROT8 (on intrinsics), ROT16_ASM(r) and ROT8_ASM(r) (the same on %xmm<r>
+ * as assembly text, with ROTL_ASM, X and NL from here and the pshufb
+ * tables at %[rot]) and ARC4PY_SSE_BLOCKS_FN (the function's name), and
+ * enables its instruction set, before including this.
  *
  * Full strides of four blocks use the vertical layout: vector i holds state
  * word i of four consecutive blocks, one block per 32-bit lane, so a vector
@@ -14,12 +14,13 @@
  * blocks.  The last 1..3 blocks use the horizontal layout (one vector per
  * state row), two at a time interleaved: a lone horizontal block is bound
  * by latency, so two cost little more than one (three interleaved would
- * spill a whole block's rows to the stack).  (Names as in every core:
+ * spill a whole block's rows to the stack).  No key word, and no working
+ * word of rows 1..3, is ever on the stack (see vertical4).  (Names as in every core:
  * vertical<W> is a full W-block pass, rows<W>_n up to W blocks in the row
  * layout.)  The xmm registers are zeroed on return.
  */
 #ifndef ARC4PY_SSE_BLOCKS_FN
-#error "define ARC4PY_SSE_BLOCKS_FN, ROTL, ROT16 and ROT8 before including"
+#error "define ARC4PY_SSE_BLOCKS_FN, ROTL, ROT16, ROT8, ROT16_ASM and ROT8_ASM first"
 #endif
 
 /* RFC 8439 2.1 on vectors: one quarter round in every lane. */
