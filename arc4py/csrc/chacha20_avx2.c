@@ -63,106 +63,36 @@ static const uint8_t rot_tables[64] __attribute__((aligned(32))) = {
 };
 
 /*
- * Transpose eight word-vectors (words w..w+7 of blocks 0..7) and store the
- * 32 bytes of each block below n at out + 64 * block.
- */
-AVX2_FN static inline void transpose_store8(uint8_t *out, size_t n,
-                                            __m256i x0, __m256i x1,
-                                            __m256i x2, __m256i x3,
-                                            __m256i x4, __m256i x5,
-                                            __m256i x6, __m256i x7)
-{
-    __m256i t0, t1, t2, t3, t4, t5, t6, t7;
-
-    /* 4x4 transposes inside each 128-bit half: words w..w+3 of one block
-     * in the low half (blocks 0-3) and of block + 4 in the high half. */
-    t0 = _mm256_unpacklo_epi32(x0, x1);
-    t1 = _mm256_unpackhi_epi32(x0, x1);
-    t2 = _mm256_unpacklo_epi32(x2, x3);
-    t3 = _mm256_unpackhi_epi32(x2, x3);
-    t4 = _mm256_unpacklo_epi32(x4, x5);
-    t5 = _mm256_unpackhi_epi32(x4, x5);
-    t6 = _mm256_unpacklo_epi32(x6, x7);
-    t7 = _mm256_unpackhi_epi32(x6, x7);
-    x0 = _mm256_unpacklo_epi64(t0, t2); /* blocks 0 | 4, words w..w+3 */
-    x1 = _mm256_unpackhi_epi64(t0, t2); /* blocks 1 | 5 */
-    x2 = _mm256_unpacklo_epi64(t1, t3); /* blocks 2 | 6 */
-    x3 = _mm256_unpackhi_epi64(t1, t3); /* blocks 3 | 7 */
-    x4 = _mm256_unpacklo_epi64(t4, t6); /* same, words w+4..w+7 */
-    x5 = _mm256_unpackhi_epi64(t4, t6);
-    x6 = _mm256_unpacklo_epi64(t5, t7);
-    x7 = _mm256_unpackhi_epi64(t5, t7);
-    /* Join the halves: words w..w+7 of one block per register. */
-#define STORE_BLOCK(j, lo, hi, sel)                               \
-    if ((j) < n)                                                  \
-        _mm256_storeu_si256((__m256i *)(out + (j) * 64),          \
-                            _mm256_permute2x128_si256(lo, hi, sel))
-    STORE_BLOCK(0, x0, x4, 0x20);
-    STORE_BLOCK(1, x1, x5, 0x20);
-    STORE_BLOCK(2, x2, x6, 0x20);
-    STORE_BLOCK(3, x3, x7, 0x20);
-    STORE_BLOCK(4, x0, x4, 0x31);
-    STORE_BLOCK(5, x1, x5, 0x31);
-    STORE_BLOCK(6, x2, x6, 0x31);
-    STORE_BLOCK(7, x3, x7, 0x31);
-#undef STORE_BLOCK
-}
-
-/*
- * A group of eight blocks is the state s (words 0-11, 14, 15, the same in
- * every block; read straight from s and broadcast where needed, so no
- * stack array here holds a copy of the key) and ctr[0], ctr[1]: words 12
- * and 13, each lane's own 64-bit block counter (low, high).
- */
-AVX2_FN static void group_setup(const uint32_t s[16], __m256i ctr[2])
-{
-    __m256i lo, base;
-
-    /* Low word base + lane; a lane whose low word wrapped (ended below
-     * base) takes the high word + 1.  max(lo, base) == lo exactly when it
-     * did not wrap, and that compare gives -1. */
-    base = _mm256_set1_epi32((int)s[12]);
-    lo = _mm256_add_epi32(base, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    ctr[0] = lo;
-    ctr[1] = _mm256_add_epi32(_mm256_set1_epi32((int)(s[13] + 1u)),
-                              _mm256_cmpeq_epi32(_mm256_max_epu32(lo, base),
-                                                 lo));
-}
-
-/* Advance every lane's 64-bit counter by 8, carrying into the high word. */
-AVX2_FN static inline void group_next(__m256i ctr[2])
-{
-    const __m256i eight = _mm256_set1_epi32(8);
-    __m256i lo = _mm256_add_epi32(ctr[0], eight);
-
-    /* The low word wrapped exactly when it is now below 8: then the high
-     * word takes + 1, else + 1 - 1. */
-    ctr[1] = _mm256_add_epi32(
-        _mm256_sub_epi32(ctr[1], _mm256_set1_epi32(-1)),
-        _mm256_cmpeq_epi32(_mm256_max_epu32(lo, eight), lo));
-    ctr[0] = lo;
-}
-
-/*
  * The x86-64 group.
  *
  * Why asm: the 8-block rounds need the 16 state vectors plus a temporary
  * for the shift-shift-or rotations, one more than the 16 ymm registers.
  * Left to itself, gcc 12 spills a different handful of state vectors on
  * every round (26 stack accesses per double round, and 165 instructions
- * where 128 do the work).  The code below keeps exactly one word in
- * memory and everything else in fixed registers: 134 instructions per
- * double round, of which 4 stores and 4 folded loads of that one word.
- * Intrinsics versions (this schedule, or interleaved pairs with the
- * tables as memory operands) were 15-25% slower under gcc 12, which
- * re-spills them, and about 5% slower under clang 14.
+ * where 128 do the work), key words among them.  The code below keeps
+ * exactly one word in memory and everything else in fixed registers: 134
+ * instructions per double round, of which 4 stores and 4 folded loads of
+ * that one word.  Intrinsics versions (this schedule, or interleaved pairs
+ * with the tables as memory operands) were 15-25% slower under gcc 12,
+ * which re-spills them, and about 5% slower under clang 14.
+ *
+ * What may be in memory: a child forked by another thread copies this
+ * thread's stack at any instant.  The word in memory is word 3, row 0:
+ * the constant "te k" at the start; after the rounds, with the output,
+ * it gives back only that constant; in between it is one word of sixteen
+ * in each block, from which no quarter round runs back.  Every other word
+ * stays in registers from its load (from s, or the counter computed from
+ * s) to its store as keystream, so no key, nonce or counter word and no
+ * working word that the output would turn back into one is ever on the
+ * stack.
  *
  * Register plan in the round loop: word w of the state lives in %ymm<w>
- * for every w except 8.  Word 8 lives in a 32-byte stack slot; %ymm8 is
- * the temporary.  The quarter round that owns word 8 (column round:
- * 0 4 8 12, diagonal round: 2 7 8 13) reads it with a load folded into
- * its "c += d" and writes it back straight after, so the slot costs one
- * store per half quarter round and no register.
+ * for every w except 3.  Word 3 lives in a 32-byte stack slot; %ymm3 is
+ * the temporary.  The quarter round that owns word 3 (column round:
+ * 3 7 11 15, diagonal round: 3 4 9 14) reads it with a load folded into
+ * its "a += b" and writes it back straight after, so the slot costs one
+ * store per half quarter round and no register.  (Word 3 measured a
+ * little faster than word 0 in the slot.)
  *
  * Order: each round runs its four quarter rounds as a wavefront, each one
  * step behind the one before (ROUND_ASM below), rather than one after
@@ -180,41 +110,47 @@ AVX2_FN static inline void group_next(__m256i ctr[2])
  * rounds in lockstep 1.22x.
  */
 
+/* Lane i of a group is block counter + i. */
+static const uint32_t lane_offsets[8] __attribute__((aligned(32))) = {
+    0, 1, 2, 3, 4, 5, 6, 7};
+
 #define V(w) "%%ymm" #w
-#define SLOT8 "256(%[xs])" /* word 8 in xs[8] */
+#define TMP "%%ymm3"
+#define SLOT "(%[slot])" /* word 3 */
 #define NL "\n\t"
 
 /*
  * One step of a quarter round on chain (K, a, b, c, d): a, b, c, d are the
- * state words (register numbers); K is C_IN_REG, or C_IN_MEM for the chain
- * whose c is word 8 (then c is ignored).  Every step that uses %ymm8 is a
- * single macro, so interleaving steps of different chains never splits one.
+ * state words (register numbers); K is A_IN_REG, or A_IN_MEM for the chain
+ * whose a is word 3 (then a is ignored).  Every step that uses the
+ * temporary is a single macro, so interleaving steps of different chains
+ * never splits one.
  */
-#define STEP_A(K, a, b, c, d) "vpaddd " V(b) ", " V(a) ", " V(a) NL
-#define STEP_X(K, a, b, c, d) "vpxor " V(a) ", " V(d) ", " V(d) NL
+#define STEP_A(K, a, b, c, d) STEP_A_##K(a, b, c, d)
+#define STEP_X(K, a, b, c, d) STEP_X_##K(a, b, c, d)
 #define STEP_P16(K, a, b, c, d) "vpshufb (%[rot]), " V(d) ", " V(d) NL
 #define STEP_P8(K, a, b, c, d) "vpshufb 32(%[rot]), " V(d) ", " V(d) NL
-#define STEP_C(K, a, b, c, d) STEP_C_##K(a, b, c, d)
-#define STEP_B(K, a, b, c, d) STEP_B_##K(a, b, c, d)
+#define STEP_C(K, a, b, c, d) "vpaddd " V(d) ", " V(c) ", " V(c) NL
+#define STEP_B(K, a, b, c, d) "vpxor " V(c) ", " V(b) ", " V(b) NL
 #define STEP_R12(K, a, b, c, d) ROTL_ASM(b, 12, 20)
 #define STEP_R7(K, a, b, c, d) ROTL_ASM(b, 7, 25)
 #define STEP_GAP(K, a, b, c, d)
 
-/* c += d, then b ^= c. */
-#define STEP_C_C_IN_REG(a, b, c, d) "vpaddd " V(d) ", " V(c) ", " V(c) NL
-#define STEP_B_C_IN_REG(a, b, c, d) "vpxor " V(c) ", " V(b) ", " V(b) NL
-/* The same with c in the slot: both in one step, through %ymm8. */
-#define STEP_C_C_IN_MEM(a, b, c, d)             \
-    "vpaddd " SLOT8 ", " V(d) ", %%ymm8" NL     \
-    "vpxor %%ymm8, " V(b) ", " V(b) NL          \
-    "vmovdqa %%ymm8, " SLOT8 NL
-#define STEP_B_C_IN_MEM(a, b, c, d)
+/* a += b, then d ^= a. */
+#define STEP_A_A_IN_REG(a, b, c, d) "vpaddd " V(b) ", " V(a) ", " V(a) NL
+#define STEP_X_A_IN_REG(a, b, c, d) "vpxor " V(a) ", " V(d) ", " V(d) NL
+/* The same with a in the slot: both in one step, through the temporary. */
+#define STEP_A_A_IN_MEM(a, b, c, d)             \
+    "vpaddd " SLOT ", " V(b) ", " TMP NL        \
+    "vmovdqa " TMP ", " SLOT NL                 \
+    "vpxor " TMP ", " V(d) ", " V(d) NL
+#define STEP_X_A_IN_MEM(a, b, c, d)
 
-/* b = b <<< n (m = 32 - n), through %ymm8. */
+/* b = b <<< n (m = 32 - n), through the temporary. */
 #define ROTL_ASM(b, n, m)                       \
-    "vpslld $" #n ", " V(b) ", %%ymm8" NL       \
+    "vpslld $" #n ", " V(b) ", " TMP NL         \
     "vpsrld $" #m ", " V(b) ", " V(b) NL        \
-    "vpor %%ymm8, " V(b) ", " V(b) NL
+    "vpor " TMP ", " V(b) ", " V(b) NL
 
 /*
  * One round: quarter rounds q0..q3 (parenthesised chains), q(k) running k
@@ -242,57 +178,95 @@ AVX2_FN static inline void group_next(__m256i ctr[2])
 
 /* The double round: column round 1 2 3 0, diagonal round 0 1 2 3. */
 #define DOUBLE_ROUND_ASM                                                 \
-    ROUND_ASM((C_IN_REG, 1, 5, 9, 13), (C_IN_REG, 2, 6, 10, 14),         \
-              (C_IN_REG, 3, 7, 11, 15), (C_IN_MEM, 0, 4, 8, 12))         \
-    ROUND_ASM((C_IN_REG, 0, 5, 10, 15), (C_IN_REG, 1, 6, 11, 12),        \
-              (C_IN_MEM, 2, 7, 8, 13), (C_IN_REG, 3, 4, 9, 14))
+    ROUND_ASM((A_IN_REG, 1, 5, 9, 13), (A_IN_REG, 2, 6, 10, 14),         \
+              (A_IN_MEM, 3, 7, 11, 15), (A_IN_REG, 0, 4, 8, 12))         \
+    ROUND_ASM((A_IN_REG, 0, 5, 10, 15), (A_IN_REG, 1, 6, 11, 12),        \
+              (A_IN_REG, 2, 7, 8, 13), (A_IN_MEM, 3, 4, 9, 14))
 
-/* %ymm<w> = input word w (w = 12, 13: ctr[k]); %ymm<r> += that word.
- * ADD_S broadcasts through %ymm8, free once the rounds are done. */
+/* %ymm<w> = input word w; %ymm<r> += input word w through %ymm<t>. */
 #define LOAD_S(w) "vpbroadcastd " #w "*4(%[s]), " V(w) NL
-#define LOAD_CTR(w, k) "vmovdqa " #k "*32(%[ctr]), " V(w) NL
-#define ADD_S(r, w)                                                        \
-    "vpbroadcastd " #w "*4(%[s]), %%ymm8" NL                               \
-    "vpaddd %%ymm8, " V(r) ", " V(r) NL
-#define ADD_CTR(r, k) "vpaddd " #k "*32(%[ctr]), " V(r) ", " V(r) NL
-/* xs[w] = %ymm<w>; %ymm<r> = xs[w]. */
-#define STORE_XS(w) "vmovdqa " V(w) ", " #w "*32(%[xs])" NL
-#define LOAD_XS(r, w) "vmovdqa " #w "*32(%[xs]), " V(r) NL
+#define ADD_S(r, w, t)                                                     \
+    "vpbroadcastd " #w "*4(%[s]), " V(t) NL                                \
+    "vpaddd " V(t) ", " V(r) ", " V(r) NL
+/*
+ * The lanes' counters, words 12 (low) and 13 (high), computed from s each
+ * time rather than kept: low = s[12] + lane; a lane whose low word wrapped
+ * (ended below its lane offset: min(low, offset) != offset) takes s[13] + 1.
+ * LOAD_CTR sets %ymm12 and %ymm13, ADD_CTR adds them to %ymm12 and
+ * %ymm13; both through the temporary only.
+ */
+#define LOAD_CTR                                                           \
+    "vpbroadcastd 48(%[s]), %%ymm12" NL                                    \
+    "vpaddd (%[lanes]), %%ymm12, %%ymm12" NL                               \
+    "vpminud (%[lanes]), %%ymm12, %%ymm13" NL                              \
+    "vpcmpeqd (%[lanes]), %%ymm13, %%ymm13" NL /* -1: no wrap */           \
+    "vpbroadcastd 52(%[s]), " TMP NL                                       \
+    "vpaddd " TMP ", %%ymm13, %%ymm13" NL                                  \
+    "vpcmpeqd " TMP ", " TMP ", " TMP NL                                   \
+    "vpsubd " TMP ", %%ymm13, %%ymm13" NL
+#define ADD_CTR                                                            \
+    "vpbroadcastd 48(%[s]), " TMP NL                                       \
+    "vpaddd (%[lanes]), " TMP ", " TMP NL                                  \
+    "vpaddd " TMP ", %%ymm12, %%ymm12" NL                                  \
+    "vpminud (%[lanes]), " TMP ", " TMP NL                                 \
+    "vpcmpeqd (%[lanes]), " TMP ", " TMP NL                                \
+    "vpaddd " TMP ", %%ymm13, %%ymm13" NL                                  \
+    "vpbroadcastd 52(%[s]), " TMP NL                                       \
+    "vpaddd " TMP ", %%ymm13, %%ymm13" NL                                  \
+    "vpcmpeqd " TMP ", " TMP ", " TMP NL                                   \
+    "vpsubd " TMP ", %%ymm13, %%ymm13" NL
+/* The feed-forward of words 8-15, through the temporary. */
+#define ADD_8_15                                                           \
+    ADD_S(8, 8, 3) ADD_S(9, 9, 3) ADD_S(10, 10, 3) ADD_S(11, 11, 3)        \
+    ADD_CTR ADD_S(14, 14, 3) ADD_S(15, 15, 3)
+/* The feed-forward of words 0-7 (word 3 from its slot), through %ymm8. */
+#define ADD_0_7                                                            \
+    "vmovdqa " SLOT ", %%ymm3" NL                                          \
+    ADD_S(0, 0, 8) ADD_S(1, 1, 8) ADD_S(2, 2, 8) ADD_S(3, 3, 8)            \
+    ADD_S(4, 4, 8) ADD_S(5, 5, 8) ADD_S(6, 6, 8) ADD_S(7, 7, 8)
 
 /*
- * Transpose %ymm0..7 (words w..w+7 of blocks 0..7, lane = block) with
- * %ymm8..15 as scratch, and store words w..w+7 of block j at out + 64 j +
- * 4 w (off = 4 w).  The two unpack stages make 4x4 transposes inside each
- * 128-bit half (block j in the low half of %ymm<j>, block j + 4 in its
- * high half); vperm2i128 joins the halves.
+ * Transpose r0..r7 (words w..w+7 of blocks 0..7, lane = block) in place,
+ * with the one free register t, and store words w..w+7 of block j at
+ * out + 64 j + off (off = 4 w), for the blocks j that ST(j) stores.  The
+ * two unpack stages make 4x4 transposes inside each 128-bit half (block j
+ * in the low half, j + 4 in the high half); vperm2i128 joins the halves
+ * of words w..w+3 and w+4..w+7.
  */
 #define UNPCK(op, x, y, d) op " " V(y) ", " V(x) ", " V(d) NL
-#define TRANSPOSE_STORE(off)                                               \
-    UNPCK("vpunpckldq", 0, 1, 8)  UNPCK("vpunpckhdq", 0, 1, 9)             \
-    UNPCK("vpunpckldq", 2, 3, 10) UNPCK("vpunpckhdq", 2, 3, 11)            \
-    UNPCK("vpunpckldq", 4, 5, 12) UNPCK("vpunpckhdq", 4, 5, 13)            \
-    UNPCK("vpunpckldq", 6, 7, 14) UNPCK("vpunpckhdq", 6, 7, 15)            \
-    UNPCK("vpunpcklqdq", 8, 10, 0)  UNPCK("vpunpckhqdq", 8, 10, 1)         \
-    UNPCK("vpunpcklqdq", 9, 11, 2)  UNPCK("vpunpckhqdq", 9, 11, 3)         \
-    UNPCK("vpunpcklqdq", 12, 14, 4) UNPCK("vpunpckhqdq", 12, 14, 5)        \
-    UNPCK("vpunpcklqdq", 13, 15, 6) UNPCK("vpunpckhqdq", 13, 15, 7)        \
-    STORE_PAIR(0, 4, off) STORE_PAIR(1, 5, off)                            \
-    STORE_PAIR(2, 6, off) STORE_PAIR(3, 7, off)
-/* Blocks j (low halves of %ymm<j>, %ymm<k>) and j + 4 (high halves). */
-#define STORE_PAIR(j, k, off)                                              \
-    "vperm2i128 $0x20, " V(k) ", " V(j) ", " V(8) NL                     \
-    "vmovdqu " V(8) ", " #off "+64*" #j "(%[out])" NL                      \
-    "vperm2i128 $0x31, " V(k) ", " V(j) ", " V(9) NL                     \
-    "vmovdqu " V(9) ", " #off "+64*" #k "(%[out])" NL
+#define TRANSPOSE_STORE(ST, r0, r1, r2, r3, r4, r5, r6, r7, t, off)        \
+    UNPCK("vpunpckldq", r0, r1, t)  UNPCK("vpunpckhdq", r0, r1, r1)        \
+    UNPCK("vpunpckldq", r2, r3, r0) UNPCK("vpunpckhdq", r2, r3, r3)        \
+    UNPCK("vpunpckldq", r4, r5, r2) UNPCK("vpunpckhdq", r4, r5, r5)        \
+    UNPCK("vpunpckldq", r6, r7, r4) UNPCK("vpunpckhdq", r6, r7, r7)        \
+    UNPCK("vpunpcklqdq", t, r0, r6)   /* blocks 0 | 4, words w..w+3 */     \
+    UNPCK("vpunpckhqdq", t, r0, t)    /* 1 | 5 */                          \
+    UNPCK("vpunpcklqdq", r1, r3, r0)  /* 2 | 6 */                          \
+    UNPCK("vpunpckhqdq", r1, r3, r1)  /* 3 | 7 */                          \
+    UNPCK("vpunpcklqdq", r2, r4, r3)  /* 0 | 4, words w+4..w+7 */          \
+    UNPCK("vpunpckhqdq", r2, r4, r2)                                       \
+    UNPCK("vpunpcklqdq", r5, r7, r4)                                       \
+    UNPCK("vpunpckhqdq", r5, r7, r5)                                       \
+    STORE_PAIR(ST, r6, r3, 0, 4, off, r7)                                  \
+    STORE_PAIR(ST, t, r2, 1, 5, off, r7)                                   \
+    STORE_PAIR(ST, r0, r4, 2, 6, off, r7)                                  \
+    STORE_PAIR(ST, r1, r5, 3, 7, off, r7)
+/* Blocks j (low halves of lo, hi) and k = j + 4 (high halves), via v. */
+#define STORE_PAIR(ST, lo, hi, j, k, off, v)                               \
+    "vperm2i128 $0x20, " V(hi) ", " V(lo) ", " V(v) NL                     \
+    ST(j, "vmovdqu " V(v) ", " #off "+64*" #j "(%[out])" NL)               \
+    "vperm2i128 $0x31, " V(hi) ", " V(lo) ", " V(v) NL                     \
+    ST(k, "vmovdqu " V(v) ", " #off "+64*" #k "(%[out])" NL)
+/* Every block; or only the blocks j < n (%[n]). */
+#define ST_ALL(j, store) store
+#define ST_BELOW_N(j, store) "cmpq $" #j ", %[n]" NL "jbe 2f" NL store "2:" NL
 
-/* Load the group's input; run the 20 rounds.  Word 8 ends in xs[8]. */
+/* Load the group's input; run the 20 rounds.  Word 3 ends in its slot. */
 #define ROUNDS_ASM                                                         \
-    /* words 0-7, 9-15 to registers, word 8 to its slot */                 \
-    LOAD_S(0) LOAD_S(1) LOAD_S(2) LOAD_S(3)                                \
-    LOAD_S(4) LOAD_S(5) LOAD_S(6) LOAD_S(7)                                \
-    LOAD_S(9) LOAD_S(10) LOAD_S(11) LOAD_CTR(12, 0)                        \
-    LOAD_CTR(13, 1) LOAD_S(14) LOAD_S(15) LOAD_S(8)                        \
-    "vmovdqa %%ymm8, " SLOT8 NL                                            \
+    LOAD_S(3) "vmovdqa %%ymm3, " SLOT NL                                   \
+    LOAD_S(0) LOAD_S(1) LOAD_S(2) LOAD_S(4) LOAD_S(5) LOAD_S(6) LOAD_S(7)  \
+    LOAD_S(8) LOAD_S(9) LOAD_S(10) LOAD_S(11) LOAD_CTR                     \
+    LOAD_S(14) LOAD_S(15)                                                  \
     "movl $10, %[it]" NL                                                   \
     ".p2align 4" NL                                                        \
     "1:" NL                                                                \
@@ -305,99 +279,62 @@ AVX2_FN static inline void group_next(__m256i ctr[2])
         "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",         \
         "xmm14", "xmm15"
 
-/* The 8 blocks of group (s, ctr) to out[0..511], any alignment. */
-AVX2_FN static void vertical8(const uint32_t s[16], const __m256i ctr[2],
-                           uint8_t *out)
-{
-    __m256i xs[16] __attribute__((aligned(32)));
-    uint32_t it;
-
-    __asm__ volatile(
-        ROUNDS_ASM
-        /* Words 9-15 wait in xs[] (beside word 8) while words 0-7 get
-         * the feed-forward and are stored; xs[] only ever holds the
-         * state before the feed-forward, never keystream. */
-        STORE_XS(9) STORE_XS(10) STORE_XS(11) STORE_XS(12)
-        STORE_XS(13) STORE_XS(14) STORE_XS(15)
-        ADD_S(0, 0) ADD_S(1, 1) ADD_S(2, 2) ADD_S(3, 3)
-        ADD_S(4, 4) ADD_S(5, 5) ADD_S(6, 6) ADD_S(7, 7)
-        TRANSPOSE_STORE(0)
-        LOAD_XS(0, 8) LOAD_XS(1, 9) LOAD_XS(2, 10) LOAD_XS(3, 11)
-        LOAD_XS(4, 12) LOAD_XS(5, 13) LOAD_XS(6, 14) LOAD_XS(7, 15)
-        ADD_S(0, 8) ADD_S(1, 9) ADD_S(2, 10) ADD_S(3, 11)
-        ADD_CTR(4, 0) ADD_CTR(5, 1) ADD_S(6, 14) ADD_S(7, 15)
-        TRANSPOSE_STORE(32)
-        : [it] "=&r"(it)
-        : [s] "r"(s), [ctr] "r"(ctr), [xs] "r"(xs), [rot] "r"(rot_tables),
-          [out] "r"(out)
-        : ASM_CLOBBERS);
-}
-
-/* xs = the 8 blocks of keystream of group (s, ctr), lane = block: the
-   feed-forward is done in registers, so xs never holds the state before
-   it (from which the rounds could be run back to the key). */
-AVX2_FN static void keystream8(const uint32_t s[16], const __m256i ctr[2],
-                               __m256i xs[16])
-{
-    uint32_t it;
-
-    __asm__ volatile(
-        ROUNDS_ASM
-        ADD_S(0, 0) ADD_S(1, 1) ADD_S(2, 2) ADD_S(3, 3)
-        ADD_S(4, 4) ADD_S(5, 5) ADD_S(6, 6) ADD_S(7, 7)
-        STORE_XS(0) STORE_XS(1) STORE_XS(2) STORE_XS(3)
-        STORE_XS(4) STORE_XS(5) STORE_XS(6) STORE_XS(7)
-        LOAD_XS(0, 8)
-        ADD_S(0, 8) ADD_S(9, 9) ADD_S(10, 10) ADD_S(11, 11)
-        ADD_CTR(12, 0) ADD_CTR(13, 1) ADD_S(14, 14) ADD_S(15, 15)
-        STORE_XS(9) STORE_XS(10) STORE_XS(11) STORE_XS(12)
-        STORE_XS(13) STORE_XS(14) STORE_XS(15)
-        "vmovdqa %%ymm0, " SLOT8 NL
-        : [it] "=&r"(it)
-        : [s] "r"(s), [ctr] "r"(ctr), [xs] "r"(xs), [rot] "r"(rot_tables)
-        : ASM_CLOBBERS);
-}
-
-
 /*
- * The first n (1..8) blocks of group (s, ctr) to out: the group's
- * keystream, then the transposes in C, storing only what is asked.
+ * The first n (3..8) blocks at the counter of s to out, any alignment:
+ * vertical8 all 8, vertical8_n only those asked (no bounce buffer, so no
+ * copy of the output either).  *slot is word 3's.
  */
-AVX2_FN static void vertical8_n(const uint32_t s[16], const __m256i ctr[2],
-                            uint8_t *out, size_t n)
-{
-    __m256i xs[16] __attribute__((aligned(32)));
+#define VERTICAL8_ASM(ST)                                                  \
+    __asm__ volatile(                                                      \
+        ROUNDS_ASM                                                         \
+        /* Words 8-15 first, while 0-7 wait in registers and the slot. */  \
+        ADD_8_15                                                           \
+        TRANSPOSE_STORE(ST, 8, 9, 10, 11, 12, 13, 14, 15, 3, 32)           \
+        ADD_0_7                                                            \
+        TRANSPOSE_STORE(ST, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0)                  \
+        : [it] "=&r"(it)                                                   \
+        : [s] "r"(s), [slot] "r"(slot), [rot] "r"(rot_tables),             \
+          [lanes] "r"(lane_offsets), [out] "r"(out), [n] "r"(n)            \
+        : ASM_CLOBBERS)
 
-    keystream8(s, ctr, xs);
-    transpose_store8(out, n, xs[0], xs[1], xs[2], xs[3], xs[4], xs[5], xs[6],
-                     xs[7]);
-    transpose_store8(out + 32, n, xs[8], xs[9], xs[10], xs[11], xs[12],
-                     xs[13], xs[14], xs[15]);
+AVX2_FN static void vertical8(const uint32_t s[16], uint8_t *out,
+                              __m256i *slot)
+{
+    const uint64_t n = 8;
+    uint32_t it;
+
+    VERTICAL8_ASM(ST_ALL);
 }
 
+AVX2_FN static void vertical8_n(const uint32_t s[16], uint8_t *out,
+                                uint64_t n, __m256i *slot)
+{
+    uint32_t it;
+
+    VERTICAL8_ASM(ST_BELOW_N);
+}
 
 /*
  * One or two blocks (n), row layout: register a holds words 0-3, b 4-7,
  * c 8-11, d 12-15, block 0 in the low 128 bits and block 1 in the high.
  * Column rounds are lane-wise; for the diagonal rounds b, c, d are rotated
  * by 1, 2, 3 words so that the diagonals line up in columns, then back.
+ * The input is read from s again for the feed-forward (RNG_REREAD_THROUGH):
+ * no copy of it is kept live through the rounds, to be spilled.
  */
-AVX2_FN static void rows2_n(const uint32_t s[16], uint8_t *out,
-                                     size_t n)
+AVX2_FN static void rows2_n(const uint32_t s[16], uint8_t *out, size_t n)
 {
     const __m256i rot16 = _mm256_load_si256((const __m256i *)rot_tables);
     const __m256i rot8 = _mm256_load_si256((const __m256i *)rot_tables + 1);
-    uint32_t lo1 = s[12] + 1u, hi1 = s[13] + (lo1 == 0);
-    __m256i a, b, c, d, a0, b0, c0, d0;
+    __m256i a, b, c, d;
     int i;
 
-    a0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s));
-    b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s + 1));
-    c0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s + 2));
-    d0 = _mm256_setr_epi32((int)s[12], (int)s[13], (int)s[14], (int)s[15],
-                           (int)lo1, (int)hi1, (int)s[14], (int)s[15]);
-    a = a0; b = b0; c = c0; d = d0;
-
+#define ROW(r) _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)s + (r)))
+#define ROW_D                                                              \
+    _mm256_setr_epi32((int)s[12], (int)s[13], (int)s[14], (int)s[15],      \
+                      (int)(s[12] + 1u), (int)(s[13] + (s[12] + 1u == 0)), \
+                      (int)s[14], (int)s[15])
+    a = ROW(0); b = ROW(1); c = ROW(2); d = ROW_D;
     for (i = 0; i < 10; i++) {
         QR(a, b, c, d, rot16, rot8);
         b = _mm256_shuffle_epi32(b, 0x39); /* lane i <- word i+1 */
@@ -408,10 +345,13 @@ AVX2_FN static void rows2_n(const uint32_t s[16], uint8_t *out,
         c = _mm256_shuffle_epi32(c, 0x4e);
         d = _mm256_shuffle_epi32(d, 0x39);
     }
-    a = _mm256_add_epi32(a, a0);
-    b = _mm256_add_epi32(b, b0);
-    c = _mm256_add_epi32(c, c0);
-    d = _mm256_add_epi32(d, d0);
+    RNG_REREAD_THROUGH(s);
+    a = _mm256_add_epi32(a, ROW(0));
+    b = _mm256_add_epi32(b, ROW(1));
+    c = _mm256_add_epi32(c, ROW(2));
+    d = _mm256_add_epi32(d, ROW_D);
+#undef ROW
+#undef ROW_D
 
     /* Low halves are block 0, high halves block 1. */
     _mm256_storeu_si256((__m256i *)out, _mm256_permute2x128_si256(a, b, 0x20));
@@ -428,26 +368,24 @@ AVX2_FN static void rows2_n(const uint32_t s[16], uint8_t *out,
 AVX2_FN void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
                                          size_t nblocks)
 {
-    __m256i ctr[2] __attribute__((aligned(32)));
-    size_t done;
+    /* Word 3's slot in the rounds: never a key word, nor one that the
+       output turns back into a key word. */
+    __m256i slot[1] __attribute__((aligned(32)));
 
     /* Measured: one row-layout call (latency-bound) costs about half an
      * 8-block group, so it wins for 1 or 2 blocks and the 8-block group,
      * storing only what is asked, wins from 3. */
     if (nblocks >= 3) {
-        group_setup(state, ctr);
-        for (done = 0; nblocks - done >= 8; done += 8) {
-            vertical8(state, ctr, out + done * ARC4PY_CHACHA20_BLOCK_BYTES);
-            group_next(ctr);
+        for (; nblocks >= 8; nblocks -= 8) {
+            vertical8(state, out, slot);
+            arc4py_counter_add(state, 8);
+            out += 8 * ARC4PY_CHACHA20_BLOCK_BYTES;
         }
-        if (nblocks - done >= 3) {
-            vertical8_n(state, ctr, out + done * ARC4PY_CHACHA20_BLOCK_BYTES,
-                    nblocks - done);
-            done = nblocks;
+        if (nblocks >= 3) {
+            vertical8_n(state, out, nblocks, slot);
+            arc4py_counter_add(state, nblocks);
+            nblocks = 0;
         }
-        arc4py_counter_add(state, done);
-        out += done * ARC4PY_CHACHA20_BLOCK_BYTES;
-        nblocks -= done;
     }
     if (nblocks > 0) {
         rows2_n(state, out, nblocks);

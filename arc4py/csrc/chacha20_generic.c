@@ -7,49 +7,69 @@
 
 #define ROTL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
 
-/* RFC 8439 2.1: the quarter round on four words of the working state. */
+/* RFC 8439 2.1: the quarter round on four words of the working state;
+   a is volatile (in memory), so each "a += b" is read once, written once. */
 #define QUARTERROUND(a, b, c, d)                  \
     do {                                          \
-        a += b; d ^= a; d = ROTL32(d, 16);        \
+        uint32_t a_ = a + b;                      \
+        a = a_; d ^= a_; d = ROTL32(d, 16);       \
         c += d; b ^= c; b = ROTL32(b, 12);        \
-        a += b; d ^= a; d = ROTL32(d, 8);         \
+        a_ = a + b;                               \
+        a = a_; d ^= a_; d = ROTL32(d, 8);        \
         c += d; b ^= c; b = ROTL32(b, 7);         \
     } while (0)
 
 /*
  * One block: 20 rounds, add the input state, serialise little-endian.
- * The working words are locals (registers, but for a few spilled between
- * rounds) and the feed-forward reads the input again through `in`
- * (RNG_REREAD_THROUGH), so no copy of the input state is made on the
- * stack: a fork while a fill runs finds none there.
+ *
+ * The 16 working words and the loop's own values are more than the 15
+ * general registers of x86-64, so some live in memory, and a child forked
+ * by another thread copies this thread's stack at any instant.  Row 0
+ * (words 0-3) is the row kept there, by volatile: the constants at the
+ * start, the constants again from the output and its words after the
+ * rounds, four words of sixteen in between, from which no quarter round
+ * runs back.  With it, the round counter and the two pointers in memory
+ * (and the function out of line, so that its caller's values are not
+ * live through it), the other twelve words fit in registers, and the
+ * compiler has no reason to spill one (a key word at the start; after the
+ * rounds, one the output turns back into a key word).  The feed-forward
+ * reads the input again through `in`: no copy of it is kept either.
  */
-static void chacha20_block(const uint32_t in[16], uint8_t out[64])
+RNG_NOINLINE static void chacha20_block(const uint32_t *in_arg,
+                                        uint8_t *out_arg)
 {
-    uint32_t x0 = in[0], x1 = in[1], x2 = in[2], x3 = in[3];
+    const uint32_t *volatile in_mem = in_arg;
+    uint8_t *volatile out_mem = out_arg;
+    const uint32_t *in = in_arg;
+    uint8_t *out;
+    volatile uint32_t row0[4];
+    volatile int i;
     uint32_t x4 = in[4], x5 = in[5], x6 = in[6], x7 = in[7];
     uint32_t x8 = in[8], x9 = in[9], x10 = in[10], x11 = in[11];
     uint32_t x12 = in[12], x13 = in[13], x14 = in[14], x15 = in[15];
-    int i;
 
+    row0[0] = in[0];
+    row0[1] = in[1];
+    row0[2] = in[2];
+    row0[3] = in[3];
     for (i = 0; i < 10; i++) {
         /* column round */
-        QUARTERROUND(x0, x4, x8, x12);
-        QUARTERROUND(x1, x5, x9, x13);
-        QUARTERROUND(x2, x6, x10, x14);
-        QUARTERROUND(x3, x7, x11, x15);
+        QUARTERROUND(row0[0], x4, x8, x12);
+        QUARTERROUND(row0[1], x5, x9, x13);
+        QUARTERROUND(row0[2], x6, x10, x14);
+        QUARTERROUND(row0[3], x7, x11, x15);
         /* diagonal round */
-        QUARTERROUND(x0, x5, x10, x15);
-        QUARTERROUND(x1, x6, x11, x12);
-        QUARTERROUND(x2, x7, x8, x13);
-        QUARTERROUND(x3, x4, x9, x14);
+        QUARTERROUND(row0[0], x5, x10, x15);
+        QUARTERROUND(row0[1], x6, x11, x12);
+        QUARTERROUND(row0[2], x7, x8, x13);
+        QUARTERROUND(row0[3], x4, x9, x14);
     }
-    /* The input is read again below, not kept live (and spilled) since
-       the loads above. */
-    RNG_REREAD_THROUGH(in);
-    arc4py_store_le32(out + 0, x0 + in[0]);
-    arc4py_store_le32(out + 4, x1 + in[1]);
-    arc4py_store_le32(out + 8, x2 + in[2]);
-    arc4py_store_le32(out + 12, x3 + in[3]);
+    in = in_mem;
+    out = out_mem;
+    arc4py_store_le32(out + 0, row0[0] + in[0]);
+    arc4py_store_le32(out + 4, row0[1] + in[1]);
+    arc4py_store_le32(out + 8, row0[2] + in[2]);
+    arc4py_store_le32(out + 12, row0[3] + in[3]);
     arc4py_store_le32(out + 16, x4 + in[4]);
     arc4py_store_le32(out + 20, x5 + in[5]);
     arc4py_store_le32(out + 24, x6 + in[6]);

@@ -27,6 +27,11 @@
     _mm_or_si128(_mm_slli_epi32((v), (n)), _mm_srli_epi32((v), 32 - (n)))
 #define ROT16(v) ROTL(v, 16)
 #define ROT8(v) ROTL(v, 8)
+/* In the four-block pass: by 16, swap the halves of each word (two word
+   shuffles, no temporary); by 8, shifts. */
+#define ROT16_ASM(r)                                                   \
+    "pshuflw $0xb1, " X(r) ", " X(r) NL "pshufhw $0xb1, " X(r) ", " X(r) NL
+#define ROT8_ASM(r) ROTL_ASM(r, 8, 24)
 
 #define ARC4PY_SSE_BLOCKS_FN arc4py_chacha20_blocks_sse2
 #include "chacha20_sse_body.h"

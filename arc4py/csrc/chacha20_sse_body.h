@@ -2,8 +2,10 @@
  * The body of the two 128-bit cores, chacha20_sse2.c and chacha20_ssse3.c
  * (internal; included by those files only).  They differ in nothing but
  * the rotations by 16 and 8 bits, so the includer defines ROTL, ROT16,
- * ROT8 and ARC4PY_SSE_BLOCKS_FN (the function's name) and enables its
- * instruction set before including this.
+ * ROT8 (on intrinsics), ROT16_ASM(r) and ROT8_ASM(r) (the same on %xmm<r>
+ * as assembly text, with ROTL_ASM, X and NL from here and the pshufb
+ * tables at %[rot]) and ARC4PY_SSE_BLOCKS_FN (the function's name), and
+ * enables its instruction set, before including this.
  *
  * Full strides of four blocks use the vertical layout: vector i holds state
  * word i of four consecutive blocks, one block per 32-bit lane, so a vector
@@ -12,12 +14,13 @@
  * blocks.  The last 1..3 blocks use the horizontal layout (one vector per
  * state row), two at a time interleaved: a lone horizontal block is bound
  * by latency, so two cost little more than one (three interleaved would
- * spill a whole block's rows to the stack).  (Names as in every core:
+ * spill a whole block's rows to the stack).  No key word, and no working
+ * word of rows 1..3, is ever on the stack (see vertical4).  (Names as in every core:
  * vertical<W> is a full W-block pass, rows<W>_n up to W blocks in the row
  * layout.)  The xmm registers are zeroed on return.
  */
 #ifndef ARC4PY_SSE_BLOCKS_FN
-#error "define ARC4PY_SSE_BLOCKS_FN, ROTL, ROT16 and ROT8 before including"
+#error "define ARC4PY_SSE_BLOCKS_FN, ROTL, ROT16, ROT8, ROT16_ASM and ROT8_ASM first"
 #endif
 
 /* RFC 8439 2.1 on vectors: one quarter round in every lane. */
@@ -30,157 +33,227 @@
     } while (0)
 
 /*
- * Two independent quarter rounds, step by step.  Pairing them measured
- * faster than four in a row (gcc spills less) or four interleaved (more
- * temporaries than the 16 xmm registers hold).
+ * The four-block pass is one inline-asm statement, for the same reason
+ * and on the same plan as the avx2 core's 8-block group (see there): the
+ * 16 state vectors and a temporary are one more than the 16 xmm
+ * registers, and a compiler left to itself spills a different handful of
+ * words, key words among them, on every round.  Here word 3 (row 0: the
+ * constant "te k" at the start, the constant again from the output and
+ * its word after the rounds, one word of sixteen in between) lives in a
+ * 16-byte slot and %xmm3 is the temporary; every other word stays in its
+ * register (%xmm<w>) from its load (from `in`, or the counter computed
+ * from it) to its store as keystream.  A child forked by another thread
+ * copies this thread's stack at any instant: it finds no key, nonce or
+ * counter word there, and no working word that the output turns back
+ * into one.
  */
-#define QR2(a, b, c, d, e, f, g, h)                                    \
-    do {                                                               \
-        a = _mm_add_epi32(a, b); e = _mm_add_epi32(e, f);              \
-        d = _mm_xor_si128(d, a); h = _mm_xor_si128(h, e);              \
-        d = ROT16(d); h = ROT16(h);                                    \
-        c = _mm_add_epi32(c, d); g = _mm_add_epi32(g, h);              \
-        b = _mm_xor_si128(b, c); f = _mm_xor_si128(f, g);              \
-        b = ROTL(b, 12); f = ROTL(f, 12);                              \
-        a = _mm_add_epi32(a, b); e = _mm_add_epi32(e, f);              \
-        d = _mm_xor_si128(d, a); h = _mm_xor_si128(h, e);              \
-        d = ROT8(d); h = ROT8(h);                                      \
-        c = _mm_add_epi32(c, d); g = _mm_add_epi32(g, h);              \
-        b = _mm_xor_si128(b, c); f = _mm_xor_si128(f, g);              \
-        b = ROTL(b, 7); f = ROTL(f, 7);                                \
-    } while (0)
+#define X(w) "%%xmm" #w
+#define TMP "%%xmm3"
+#define SLOT "(%[slot])" /* word 3 */
+#define NL "\n\t"
 
-/* Serialise one word group of four lanes: lane j goes to out + 64 * j. */
-#define TRANSPOSE_STORE(a, b, c, d, out)                                  \
-    do {                                                                  \
-        __m128i t0_ = _mm_unpacklo_epi32(a, b); /* a0 b0 a1 b1 */         \
-        __m128i t1_ = _mm_unpacklo_epi32(c, d); /* c0 d0 c1 d1 */         \
-        __m128i t2_ = _mm_unpackhi_epi32(a, b); /* a2 b2 a3 b3 */         \
-        __m128i t3_ = _mm_unpackhi_epi32(c, d); /* c2 d2 c3 d3 */         \
-        _mm_storeu_si128((__m128i *)(out), _mm_unpacklo_epi64(t0_, t1_)); \
-        _mm_storeu_si128((__m128i *)((out) + 64),                         \
-                         _mm_unpackhi_epi64(t0_, t1_));                   \
-        _mm_storeu_si128((__m128i *)((out) + 128),                        \
-                         _mm_unpacklo_epi64(t2_, t3_));                   \
-        _mm_storeu_si128((__m128i *)((out) + 192),                        \
-                         _mm_unpackhi_epi64(t2_, t3_));                   \
-    } while (0)
+/* pshufb tables (the SSSE3 core's rotations): the bytes of each 32-bit
+   lane rotated by 2, then by 1. */
+static const uint8_t sse_rot_tables[32] __attribute__((aligned(16))) = {
+    2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+    3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14};
 
-/* Word 12 (low counter) and word 13 (high) of four blocks, counters
-   in[12..13] + 0..3. */
-#define COUNTER_LANES(in, lo, hi)                                          \
-    do {                                                                  \
-        const __m128i sign_ = _mm_set1_epi32(INT32_MIN);                  \
-        const __m128i base_ = _mm_set1_epi32((int)(in)[12]);              \
-        /* A lane whose low word wrapped is below the start, unsigned;   \
-         * pcmpgtd compares only signed (no unsigned form before SSE4.1), \
-         * so flip both sign bits first.  The compare gives -1 in the     \
-         * wrapped lanes: subtracting it carries into word 13. */         \
-        lo = _mm_add_epi32(base_, _mm_set_epi32(3, 2, 1, 0));             \
-        hi = _mm_sub_epi32(_mm_set1_epi32((int)(in)[13]),                 \
-                           _mm_cmplt_epi32(_mm_xor_si128(lo, sign_),      \
-                                           _mm_xor_si128(base_, sign_))); \
-    } while (0)
+/* Lane i is block counter + i; the same with the sign bit flipped, and
+   the sign bit (SSE2 compares only signed words). */
+static const uint32_t sse_lanes[12] __attribute__((aligned(16))) = {
+    0, 1, 2, 3,
+    0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u,
+    0x80000000u, 0x80000001u, 0x80000002u, 0x80000003u};
 
+/* One step of a quarter round on chain (K, a, b, c, d), as in the avx2
+   core: K is A_IN_MEM for the chain whose a is word 3. */
+#define STEP_A(K, a, b, c, d) STEP_A_##K(a, b, c, d)
+#define STEP_X(K, a, b, c, d) STEP_X_##K(a, b, c, d)
+#define STEP_P16(K, a, b, c, d) ROT16_ASM(d)
+#define STEP_P8(K, a, b, c, d) ROT8_ASM(d)
+#define STEP_C(K, a, b, c, d) "paddd " X(d) ", " X(c) NL
+#define STEP_B(K, a, b, c, d) "pxor " X(c) ", " X(b) NL
+#define STEP_R12(K, a, b, c, d) ROTL_ASM(b, 12, 20)
+#define STEP_R7(K, a, b, c, d) ROTL_ASM(b, 7, 25)
+#define STEP_GAP(K, a, b, c, d)
+#define STEP_A_A_IN_REG(a, b, c, d) "paddd " X(b) ", " X(a) NL
+#define STEP_X_A_IN_REG(a, b, c, d) "pxor " X(a) ", " X(d) NL
+#define STEP_A_A_IN_MEM(a, b, c, d)                                    \
+    "movdqa " SLOT ", " TMP NL "paddd " X(b) ", " TMP NL               \
+    "movdqa " TMP ", " SLOT NL "pxor " TMP ", " X(d) NL
+#define STEP_X_A_IN_MEM(a, b, c, d)
+/* r = r <<< n (m = 32 - n), through the temporary. */
+#define ROTL_ASM(r, n, m)                                              \
+    "movdqa " X(r) ", " TMP NL "pslld $" #n ", " X(r) NL               \
+    "psrld $" #m ", " TMP NL "por " TMP ", " X(r) NL
+
+/* Each quarter round k steps behind the one before (the avx2 core's). */
+#define ROUND_ASM(q0, q1, q2, q3)                                        \
+    STEP_A q0                                                            \
+    STEP_X q0   STEP_A q1                                                \
+    STEP_P16 q0 STEP_X q1   STEP_A q2                                    \
+    STEP_C q0   STEP_P16 q1 STEP_X q2   STEP_A q3                        \
+    STEP_B q0   STEP_C q1   STEP_P16 q2 STEP_X q3                        \
+    STEP_R12 q0 STEP_B q1   STEP_C q2   STEP_P16 q3                      \
+    STEP_GAP q0 STEP_R12 q1 STEP_B q2   STEP_C q3                        \
+    STEP_A q0   STEP_GAP q1 STEP_R12 q2 STEP_B q3                        \
+    STEP_X q0   STEP_A q1   STEP_GAP q2 STEP_R12 q3                      \
+    STEP_P8 q0  STEP_X q1   STEP_A q2   STEP_GAP q3                      \
+    STEP_C q0   STEP_P8 q1  STEP_X q2   STEP_A q3                        \
+    STEP_B q0   STEP_C q1   STEP_P8 q2  STEP_X q3                        \
+    STEP_R7 q0  STEP_B q1   STEP_C q2   STEP_P8 q3                       \
+                STEP_R7 q1  STEP_B q2   STEP_C q3                        \
+                            STEP_R7 q2  STEP_B q3                        \
+                                        STEP_R7 q3
+#define DOUBLE_ROUND_ASM                                                 \
+    ROUND_ASM((A_IN_REG, 1, 5, 9, 13), (A_IN_REG, 2, 6, 10, 14),         \
+              (A_IN_MEM, 3, 7, 11, 15), (A_IN_REG, 0, 4, 8, 12))         \
+    ROUND_ASM((A_IN_REG, 0, 5, 10, 15), (A_IN_REG, 1, 6, 11, 12),        \
+              (A_IN_REG, 2, 7, 8, 13), (A_IN_MEM, 3, 4, 9, 14))
+
+/* %xmm<r> = input word w in every lane; %xmm<r> += it through %xmm<t>. */
+#define LOAD_S(r, w)                                                     \
+    "movd " #w "*4(%[s]), " X(r) NL "pshufd $0, " X(r) ", " X(r) NL
+#define ADD_S(r, w, t) LOAD_S(t, w) "paddd " X(t) ", " X(r) NL
 /*
- * Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced.
- * The input is read from `in` for the rounds and again for the
- * feed-forward (RNG_REREAD_THROUGH), never copied to the stack: a fork
- * while a fill runs finds no input state there.
+ * The lanes' counters, computed from `in` each time rather than kept:
+ * low = in[12] + lane; a lane whose low word wrapped (ended below its
+ * lane offset) takes in[13] + 1.  LOAD_CTR sets %xmm12 and %xmm13 through
+ * the temporary; ADD_CTR adds them to %xmm12 and %xmm13 through t, u.
  */
-static inline __attribute__((always_inline)) void
-vertical4(const uint32_t in[16], uint8_t *out)
-{
-    __m128i x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14,
-        x15, lo, hi;
-    int i;
+#define LOAD_CTR                                                         \
+    LOAD_S(12, 12) "paddd (%[lanes]), %%xmm12" NL                        \
+    "movdqa %%xmm12, %%xmm13" NL "pxor 16(%[lanes]), %%xmm13" NL         \
+    "movdqa 32(%[lanes]), " TMP NL "pcmpgtd %%xmm13, " TMP NL            \
+    LOAD_S(13, 13) "psubd " TMP ", %%xmm13" NL
+#define ADD_CTR(t, u)                                                    \
+    LOAD_S(t, 12) "paddd (%[lanes]), " X(t) NL                           \
+    "paddd " X(t) ", %%xmm12" NL                                         \
+    "pxor 16(%[lanes]), " X(t) NL "movdqa 32(%[lanes]), " X(u) NL        \
+    "pcmpgtd " X(t) ", " X(u) NL "psubd " X(u) ", %%xmm13" NL            \
+    ADD_S(13, 13, t)
 
-#define B(i) _mm_set1_epi32((int)in[i])
-    x0 = B(0); x1 = B(1); x2 = B(2); x3 = B(3);
-    x4 = B(4); x5 = B(5); x6 = B(6); x7 = B(7);
-    x8 = B(8); x9 = B(9); x10 = B(10); x11 = B(11);
-    COUNTER_LANES(in, x12, x13);
-    x14 = B(14); x15 = B(15);
-    for (i = 0; i < 10; i++) {
-        /* column round */
-        QR2(x0, x4, x8, x12, x1, x5, x9, x13);
-        QR2(x2, x6, x10, x14, x3, x7, x11, x15);
-        /* diagonal round */
-        QR2(x0, x5, x10, x15, x1, x6, x11, x12);
-        QR2(x2, x7, x8, x13, x3, x4, x9, x14);
-    }
-    RNG_REREAD_THROUGH(in);
-    x0 = _mm_add_epi32(x0, B(0)); x1 = _mm_add_epi32(x1, B(1));
-    x2 = _mm_add_epi32(x2, B(2)); x3 = _mm_add_epi32(x3, B(3));
-    TRANSPOSE_STORE(x0, x1, x2, x3, out);
-    x4 = _mm_add_epi32(x4, B(4)); x5 = _mm_add_epi32(x5, B(5));
-    x6 = _mm_add_epi32(x6, B(6)); x7 = _mm_add_epi32(x7, B(7));
-    TRANSPOSE_STORE(x4, x5, x6, x7, out + 16);
-    x8 = _mm_add_epi32(x8, B(8)); x9 = _mm_add_epi32(x9, B(9));
-    x10 = _mm_add_epi32(x10, B(10)); x11 = _mm_add_epi32(x11, B(11));
-    TRANSPOSE_STORE(x8, x9, x10, x11, out + 32);
-    COUNTER_LANES(in, lo, hi);
-    x12 = _mm_add_epi32(x12, lo); x13 = _mm_add_epi32(x13, hi);
-    x14 = _mm_add_epi32(x14, B(14)); x15 = _mm_add_epi32(x15, B(15));
-    TRANSPOSE_STORE(x12, x13, x14, x15, out + 48);
-#undef B
+/* Transpose words w..w+3 of the four blocks (a, b, c, d; lane = block)
+   in place through t and store block j's at out + 64 j + off. */
+#define TRANSPOSE_STORE(a, b, c, d, t, off)                              \
+    "movdqa " X(a) ", " X(t) NL "punpckldq " X(b) ", " X(t) NL           \
+    "punpckhdq " X(b) ", " X(a) NL                                       \
+    "movdqa " X(c) ", " X(b) NL "punpckldq " X(d) ", " X(b) NL           \
+    "punpckhdq " X(d) ", " X(c) NL                                       \
+    "movdqa " X(t) ", " X(d) NL "punpcklqdq " X(b) ", " X(d) NL          \
+    "punpckhqdq " X(b) ", " X(t) NL                                      \
+    "movdqa " X(a) ", " X(b) NL "punpcklqdq " X(c) ", " X(b) NL          \
+    "punpckhqdq " X(c) ", " X(a) NL                                      \
+    "movdqu " X(d) ", " #off "(%[out])" NL                               \
+    "movdqu " X(t) ", " #off "+64(%[out])" NL                            \
+    "movdqu " X(b) ", " #off "+128(%[out])" NL                           \
+    "movdqu " X(a) ", " #off "+192(%[out])" NL
+
+/* Four blocks, counters in[12..13] + 0..3, to out.  Counter not advanced. */
+static void vertical4(const uint32_t in[16], uint8_t *out, __m128i *slot)
+{
+    uint32_t it;
+
+    __asm__ volatile(
+        LOAD_CTR
+        LOAD_S(3, 3) "movdqa " TMP ", " SLOT NL
+        LOAD_S(0, 0) LOAD_S(1, 1) LOAD_S(2, 2) LOAD_S(4, 4) LOAD_S(5, 5)
+        LOAD_S(6, 6) LOAD_S(7, 7) LOAD_S(8, 8) LOAD_S(9, 9) LOAD_S(10, 10)
+        LOAD_S(11, 11) LOAD_S(14, 14) LOAD_S(15, 15)
+        "movl $10, %[it]" NL
+        ".p2align 4" NL
+        "1:" NL
+        DOUBLE_ROUND_ASM
+        "decl %[it]" NL
+        "jnz 1b" NL
+        /* The feed-forward and stores, words 4-7 first (through the
+           temporary); their registers are then free for the rest. */
+        ADD_S(4, 4, 3) ADD_S(5, 5, 3) ADD_S(6, 6, 3) ADD_S(7, 7, 3)
+        TRANSPOSE_STORE(4, 5, 6, 7, 3, 16)
+        ADD_CTR(4, 5) ADD_S(14, 14, 4) ADD_S(15, 15, 4)
+        TRANSPOSE_STORE(12, 13, 14, 15, 4, 48)
+        ADD_S(8, 8, 4) ADD_S(9, 9, 4) ADD_S(10, 10, 4) ADD_S(11, 11, 4)
+        TRANSPOSE_STORE(8, 9, 10, 11, 4, 32)
+        "movdqa " SLOT ", %%xmm3" NL
+        ADD_S(0, 0, 4) ADD_S(1, 1, 4) ADD_S(2, 2, 4) ADD_S(3, 3, 4)
+        TRANSPOSE_STORE(0, 1, 2, 3, 4, 0)
+        : [it] "=&r"(it)
+        : [s] "r"(in), [slot] "r"(slot), [rot] "r"(sse_rot_tables),
+          [lanes] "r"(sse_lanes), [out] "r"(out)
+        : "memory", "cc", ARC4PY_XMM_CLOBBERS);
 }
 
 /*
- * n (1 or 2, a constant once inlined) blocks in the horizontal layout, rows
- * a, b, c, d = words 0-3, 4-7, 8-11, 12-15.  Rotating rows b, c, d left by
- * 1, 2, 3 lanes turns the diagonals into columns.  Counter not advanced.
+ * n (1 or 2, a constant once inlined) blocks in the horizontal layout,
+ * rows a, b, c, d = words 0-3, 4-7, 8-11, 12-15, in named registers (not
+ * arrays, which a compiler may keep in memory).  Rotating rows b, c, d
+ * left by 1, 2, 3 lanes turns the diagonals into columns.  Counter not
+ * advanced.
  */
 static inline __attribute__((always_inline)) void
 rows2_n(const uint32_t in[16], uint8_t *out, const int n)
 {
     const uint64_t ctr = ((uint64_t)in[13] << 32) | in[12];
-    __m128i a[2], b[2], c[2], d[2];
-    int i, j;
+    __m128i a0, b0, c0, d0, a1, b1, c1, d1;
+    int i;
 
     /* Row d of block j: counter ctr + j, then the nonce. */
 #define ROW_D(j) _mm_set_epi32((int)in[15], (int)in[14],                  \
                                (int)(uint32_t)((ctr + (j)) >> 32),        \
                                (int)(uint32_t)(ctr + (j)))
 #define ROW(r) _mm_loadu_si128((const __m128i *)in + (r))
-    for (j = 0; j < n; j++) {
-        a[j] = ROW(0); b[j] = ROW(1); c[j] = ROW(2); d[j] = ROW_D(j);
-    }
+#define LINE_UP(b, c, d)                                                  \
+    (b = _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1)),                   \
+     c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2)),                   \
+     d = _mm_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3)))
+#define PUT_BACK(b, c, d)                                                 \
+    (b = _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3)),                   \
+     c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2)),                   \
+     d = _mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1)))
+    a0 = a1 = ROW(0);
+    b0 = b1 = ROW(1);
+    c0 = c1 = ROW(2);
+    d0 = ROW_D(0);
+    d1 = ROW_D(1);
     for (i = 0; i < 10; i++) {
-        /* column round, then line the diagonals up */
-        for (j = 0; j < n; j++)
-            QR(a[j], b[j], c[j], d[j]);
-        for (j = 0; j < n; j++) {
-            b[j] = _mm_shuffle_epi32(b[j], _MM_SHUFFLE(0, 3, 2, 1));
-            c[j] = _mm_shuffle_epi32(c[j], _MM_SHUFFLE(1, 0, 3, 2));
-            d[j] = _mm_shuffle_epi32(d[j], _MM_SHUFFLE(2, 1, 0, 3));
-        }
-        /* diagonal round, then put the rows back */
-        for (j = 0; j < n; j++)
-            QR(a[j], b[j], c[j], d[j]);
-        for (j = 0; j < n; j++) {
-            b[j] = _mm_shuffle_epi32(b[j], _MM_SHUFFLE(2, 1, 0, 3));
-            c[j] = _mm_shuffle_epi32(c[j], _MM_SHUFFLE(1, 0, 3, 2));
-            d[j] = _mm_shuffle_epi32(d[j], _MM_SHUFFLE(0, 3, 2, 1));
-        }
+        QR(a0, b0, c0, d0);
+        if (n == 2)
+            QR(a1, b1, c1, d1);
+        LINE_UP(b0, c0, d0);
+        if (n == 2)
+            LINE_UP(b1, c1, d1);
+        QR(a0, b0, c0, d0);
+        if (n == 2)
+            QR(a1, b1, c1, d1);
+        PUT_BACK(b0, c0, d0);
+        if (n == 2)
+            PUT_BACK(b1, c1, d1);
     }
     /* The input rows again from `in`, not kept (spilled) since the start. */
     RNG_REREAD_THROUGH(in);
-    for (j = 0; j < n; j++) {
-        uint8_t *o = out + 64 * j;
-        _mm_storeu_si128((__m128i *)o, _mm_add_epi32(a[j], ROW(0)));
-        _mm_storeu_si128((__m128i *)(o + 16), _mm_add_epi32(b[j], ROW(1)));
-        _mm_storeu_si128((__m128i *)(o + 32), _mm_add_epi32(c[j], ROW(2)));
-        _mm_storeu_si128((__m128i *)(o + 48), _mm_add_epi32(d[j], ROW_D(j)));
+    _mm_storeu_si128((__m128i *)out, _mm_add_epi32(a0, ROW(0)));
+    _mm_storeu_si128((__m128i *)(out + 16), _mm_add_epi32(b0, ROW(1)));
+    _mm_storeu_si128((__m128i *)(out + 32), _mm_add_epi32(c0, ROW(2)));
+    _mm_storeu_si128((__m128i *)(out + 48), _mm_add_epi32(d0, ROW_D(0)));
+    if (n == 2) {
+        _mm_storeu_si128((__m128i *)(out + 64), _mm_add_epi32(a1, ROW(0)));
+        _mm_storeu_si128((__m128i *)(out + 80), _mm_add_epi32(b1, ROW(1)));
+        _mm_storeu_si128((__m128i *)(out + 96), _mm_add_epi32(c1, ROW(2)));
+        _mm_storeu_si128((__m128i *)(out + 112),
+                         _mm_add_epi32(d1, ROW_D(1)));
     }
 #undef ROW
 #undef ROW_D
+#undef LINE_UP
+#undef PUT_BACK
 }
 
 void ARC4PY_SSE_BLOCKS_FN(uint32_t state[16], uint8_t *out, size_t nblocks)
 {
+    __m128i slot[1]; /* word 3's (vertical4) */
+
     for (; nblocks >= 4; nblocks -= 4) {
-        vertical4(state, out);
+        vertical4(state, out, slot);
         arc4py_counter_add(state, 4);
         out += 4 * ARC4PY_CHACHA20_BLOCK_BYTES;
     }

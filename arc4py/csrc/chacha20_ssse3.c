@@ -27,13 +27,22 @@
 
 #define ROTL(v, n) \
     _mm_or_si128(_mm_slli_epi32((v), (n)), _mm_srli_epi32((v), 32 - (n)))
-/* pshufb masks: the bytes of each 32-bit lane rotated by 2 and by 1. */
-#define ROT16(v)                                                       \
-    _mm_shuffle_epi8((v), _mm_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, \
-                                        8, 9, 14, 15, 12, 13))
-#define ROT8(v)                                                        \
-    _mm_shuffle_epi8((v), _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8,  \
-                                        9, 10, 15, 12, 13, 14))
+/*
+ * pshufb with the table (sse_rot_tables: the bytes of each 32-bit lane
+ * rotated by 2, then by 1) as a memory operand: held in registers through
+ * the rounds, the two tables pushed the two-block tail's rows out to the
+ * stack (gcc 12 -O3).
+ */
+static inline __m128i pshufb_mem(__m128i v, const uint8_t *table)
+{
+    __asm__("pshufb %1, %0" : "+x"(v) : "m"(*(const __m128i *)table));
+    return v;
+}
+#define ROT16(v) pshufb_mem((v), sse_rot_tables)
+#define ROT8(v) pshufb_mem((v), sse_rot_tables + 16)
+/* The same in the four-block pass, with the tables in memory. */
+#define ROT16_ASM(r) "pshufb (%[rot]), " X(r) NL
+#define ROT8_ASM(r) "pshufb 16(%[rot]), " X(r) NL
 
 #define ARC4PY_SSE_BLOCKS_FN arc4py_chacha20_blocks_ssse3
 #include "chacha20_sse_body.h"

@@ -13,6 +13,9 @@ cannot run here.  What each program checks is in its own header:
     threads_check     and thread churn (also built for every OS by
                       tests/platforms/test_platforms.py)
     dead_stack        no key that made the output survives in dead stack
+    core_spills       a core's stack copied at timer signals inside its calls
+                      and after them: no key or nonce word, no working word
+                      of rows 1..3 (gcc and clang, -O2 and -O3)
     fork_midfill      fork() mid-fill: the child finds no ChaCha20 state and
                       reproduces none of the parent's later output
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
@@ -144,6 +147,11 @@ PROGRAMS = [
     Program("threads_check", "threads_check.c"),
     *(Program(f"dead_stack-{core}", "dead_stack.c", (core,))
       for core in arc4py.backends()),
+    *(Program(f"core_spills-{compiler}{opt}", "core_spills.c", link="cores",
+              flags=(opt,), compiler=compiler, timeout=600,
+              expect={"cores": len(arc4py.backends())},
+              skip=unless(POSIX, "POSIX signals on an alternate stack"))
+      for compiler in ("gcc", "clang") for opt in ("-O2", "-O3")),
     *(Program(f"fork_midfill-{core}", "fork_midfill.c", (core,), runs=40, oks=6,
               skip=unless(LINUX, "reads /proc/self/maps"), slow=False)
       for core in arc4py.backends()),
