@@ -5,11 +5,12 @@
 # arc4py.fill shares.  The public names are re-exported by arc4py.
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
-                             PyBUF_STRIDES)
+                             PyBUF_STRIDES, PyBUF_SIMPLE)
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
+import gc as _gc
 from operator import index as _index
 
 from arc4py._buffer_check import (
@@ -179,18 +180,59 @@ cdef bint _holds_objects(const char *fmt) noexcept:
     return False
 
 
-cdef int _refuse_ctypes_pointers(object buffer) except -1:
-    """ctypes can hide py_object / c_char_p / c_wchar_p behind a plain "B"
-    format: arc4py._buffer_check finds a ctypes exporter behind any views
-    and has its type walked.  A bytearray owns its memory: no check."""
-    if type(buffer) is not bytearray:
-        _refuse_pointer_holders(buffer)
+cdef extern from "Python.h":
+    ctypedef struct PyByteArrayObject:
+        Py_ssize_t ob_exports
+
+
+cdef inline bint _bytearray_sole_export(object owner):
+    return type(owner) is bytearray and \
+        (<PyByteArrayObject *>owner).ob_exports == 1
+
+
+def _sole_export(owner):
+    """Whether ``owner`` is a bytearray exported once: to the buffer being
+    filled, through which it was reached, so nothing else views it."""
+    return _bytearray_sole_export(owner)
+
+
+def _instances(classes):
+    """The objects the garbage collector tracks that are instances of
+    ``classes`` (a loop in C: the collector may track millions)."""
+    found = []
+    for obj in _gc.get_objects():
+        if isinstance(obj, classes):
+            found.append(obj)
+    return found
+
+
+def _span(obj):
+    """The (address, length) of ``obj``'s buffer."""
+    cdef Py_buffer view
+    PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
+    PyBuffer_Release(&view)
+    return <size_t>view.buf, view.len
+
+
+cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
+    """ctypes can read the memory as py_object / c_char_p / c_wchar_p
+    behind a plain "B" format, or through an object made over it:
+    arc4py._buffer_check looks, unless the buffer is a bytearray's only
+    export (the common case, kept cheap)."""
+    owner = None
+    if <void *>view.obj != NULL:  # an exporter may name no owner
+        owner = <object>view.obj
+    if _bytearray_sole_export(owner):
+        return 0
+    _refuse_pointer_holders(owner, <size_t>view.buf, view.len,
+                            _sole_export, _instances, _span)
     return 0
 
 
 cdef int _get_writable(object buffer, Py_buffer *view) except -1:
-    """Get a writable, C-contiguous view with the contract's errors."""
-    _refuse_ctypes_pointers(buffer)
+    """Get a writable, C-contiguous view with the contract's errors.  The
+    checks look at what the view names as its owner, not at ``buffer``:
+    a class's __buffer__ need not return the same memory twice."""
     try:
         PyObject_GetBuffer(buffer, view, PyBUF_FULL_RO)
     except TypeError:
@@ -217,6 +259,11 @@ cdef int _get_writable(object buffer, Py_buffer *view) except -1:
     if not PyBuffer_IsContiguous(view, b'C'):
         PyBuffer_Release(view)
         raise ValueError("the buffer must be C-contiguous")
+    try:
+        _refuse_ctypes_pointers(view)
+    except BaseException:
+        PyBuffer_Release(view)
+        raise
     return 0
 
 
