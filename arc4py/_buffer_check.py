@@ -10,11 +10,15 @@ type itself is walked: fields, array elements, nested structures and unions,
 at any depth.
 
 Memory can also be the same bytes as a pointer-holding ctypes object made
-over it afterwards (``from_buffer()``, ``from_address()``), with no link
-from the owner back to it.  Only a ``bytearray`` can say that nothing else
-views its memory (it counts its exports); for any other owner, or a
-``bytearray`` exported elsewhere too, the live ctypes objects are searched
-for a pointer holder whose memory overlaps the buffer's.
+over it (``from_buffer()``, ``from_address()``), with no link from the
+owner back to it.  A ``bytearray``, ``array.array`` or ``mmap`` counts its
+exports, so one exported only to the buffer being filled has no
+``from_buffer()`` object over it; for any other owner, or one exported
+elsewhere too, the live ctypes objects are searched for a pointer holder
+whose memory overlaps the buffer's.  Not searched, as a search costs
+milliseconds in a large process and every fill would pay it: memory a
+numpy array owns, and a ``from_address()`` object over one of the three
+counting owners that nothing else views.
 
 Pointer types read as pointer objects (``POINTER(T)``, ``c_void_p``,
 function pointers) are left alone: reading them dereferences nothing, and
@@ -169,12 +173,7 @@ def refuse_pointer_holders(buffer, start, length, sole_export, instances,
     ``exporter``), or one was made over it.  ``sole_export(owner)`` says
     whether the owner can tell that the buffer being filled is its only
     export; ``instances(classes)`` lists the live objects of those
-    classes, ``span(obj)`` an object's (address, length).
-
-    Memory a numpy array owns is not searched for ctypes objects made over
-    it: numpy cannot tell whether it is viewed, and the search costs
-    milliseconds in a large process, which every fill of an array would
-    pay."""
+    classes, ``span(obj)`` an object's (address, length)."""
     obj = exporter(buffer)
     if _is_cdata(obj):
         _refuse_by_type(obj)

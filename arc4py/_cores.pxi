@@ -184,16 +184,87 @@ cdef extern from "Python.h":
     ctypedef struct PyByteArrayObject:
         Py_ssize_t ob_exports
 
+cdef extern from *:
+    """
+    /* Where array.array and mmap.mmap count their exported buffers, as
+       their modules lay them out (private: _counts_right checks them on
+       this Python before they are believed). */
+    typedef struct {
+        PyObject_VAR_HEAD
+        char *items;
+        Py_ssize_t allocated;
+        const void *descr;
+        PyObject *weakreflist;
+        Py_ssize_t exports;
+    } arc4py_array_head;
+    typedef struct {
+        PyObject_HEAD
+        char *data;
+        Py_ssize_t size;
+        Py_ssize_t pos;
+        long long offset;
+        Py_ssize_t exports;
+    } arc4py_mmap_head;
+    """
+    ctypedef struct arc4py_array_head:
+        Py_ssize_t exports
+    ctypedef struct arc4py_mmap_head:
+        Py_ssize_t exports
+
 
 cdef inline bint _bytearray_sole_export(object owner):
     return type(owner) is bytearray and \
         (<PyByteArrayObject *>owner).ob_exports == 1
 
 
+cdef Py_ssize_t _counted_exports(object obj, bint is_array):
+    if is_array:
+        return (<arc4py_array_head *>obj).exports
+    return (<arc4py_mmap_head *>obj).exports
+
+
+def _counts_right(kind, bint is_array):
+    """Whether ``kind`` (array.array or mmap.mmap) counts its exports where
+    arc4py reads them: 0, 1, 2, 0 around two memoryviews of a new one."""
+    if kind.__basicsize__ < (sizeof(arc4py_array_head) if is_array
+                             else sizeof(arc4py_mmap_head)):
+        return False
+    try:
+        obj = kind("B", b"\0") if is_array else kind(-1, 1)
+    except Exception:
+        return False
+    try:
+        seen = [_counted_exports(obj, is_array)]
+        with memoryview(obj) as one:
+            seen.append(_counted_exports(obj, is_array))
+            with memoryview(obj) as two:
+                seen.append(_counted_exports(obj, is_array))
+        seen.append(_counted_exports(obj, is_array))
+    finally:
+        if not is_array:
+            obj.close()
+    return seen == [0, 1, 2, 0]
+
+
+#: array.array and mmap.mmap types seen -> whether their counts are right
+cdef dict _counting_kinds = {}
+
+
 def _sole_export(owner):
-    """Whether ``owner`` is a bytearray exported once: to the buffer being
-    filled, through which it was reached, so nothing else views it."""
-    return _bytearray_sole_export(owner)
+    """Whether ``owner`` is a bytearray, array.array or mmap exported once:
+    to the buffer being filled, through which it was reached, so nothing
+    else views it."""
+    kind = type(owner)
+    if kind is bytearray:
+        return _bytearray_sole_export(owner)
+    is_array = kind.__module__ == "array" and kind.__name__ == "array"
+    if not is_array and not (kind.__module__ == "mmap"
+                             and kind.__name__ == "mmap"):
+        return False
+    right = _counting_kinds.get(kind)
+    if right is None:
+        right = _counting_kinds[kind] = _counts_right(kind, is_array)
+    return right and _counted_exports(owner, is_array) == 1
 
 
 def _instances(classes):

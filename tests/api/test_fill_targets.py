@@ -334,6 +334,14 @@ _ALIASES = {
         holder = (ctypes.py_object * 4).from_buffer(target)
         holder[0] = "keep me"
     """,
+    "from_address over an mmap another view exports too": """
+        import ctypes, mmap, arc4py
+        target = mmap.mmap(-1, 4096)
+        view = memoryview(target)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(target))
+        holder = (ctypes.py_object * 4).from_address(address + 64)
+        holder[0] = "keep me"
+    """,
     "from_buffer over a bytearray, filling a view of it": """
         import ctypes, arc4py
         data = bytearray(64)
@@ -364,6 +372,41 @@ def test_memory_a_pointer_holder_reads_is_refused(alias, child):
     assert proc.stdout.split() == ["refused", "refused"], proc.stdout
 
 
+def test_buffer_method_is_checked_as_it_answered(child):
+    """A __buffer__ (PEP 688) that answers with plain bytes once and a
+    py_object array after: the memory filled is the memory checked."""
+    proc = child("""
+        import ctypes, sys, arc4py
+        if sys.version_info < (3, 12):
+            print("skip"); raise SystemExit
+        holder = (ctypes.py_object * 4)()
+        holder[0] = "keep me"
+        plain = bytearray(32)
+        class Fickle:
+            calls = 0
+            def __buffer__(self, flags):
+                self.calls += 1
+                if self.calls == 1:
+                    return memoryview(plain)
+                return memoryview(holder).cast("B")
+        for call in (arc4py.fill, lambda b: arc4py.chacha20_keystream_into(
+                bytes(32), bytes(8), b)):
+            target = Fickle()
+            try:
+                print(call(target))
+            except TypeError as exc:
+                assert "pointer" in str(exc), exc
+                print("refused")
+            assert target.calls == 1, target.calls
+        assert holder[0] == "keep me"
+        assert any(plain)
+    """)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    if proc.stdout.split() == ["skip"]:
+        pytest.skip("__buffer__ in Python classes is 3.12+ (PEP 688)")
+    assert proc.stdout.split() == ["32", "32"], proc.stdout
+
+
 def test_memory_viewed_elsewhere_without_pointers_still_fills():
     import ctypes as C
     data = bytearray(64)
@@ -376,6 +419,20 @@ def test_memory_viewed_elsewhere_without_pointers_still_fills():
     assert arc4py.fill(ubytes) == 16 and any(ubytes)
     assert arc4py.chacha20_keystream_into(KEY, NONCE8, alias) == 16
     del view, plain
+
+
+def test_array_and_mmap_export_counts_read_right():
+    """fill() believes array.array's and mmap's export counts (private to
+    their modules) only once it has seen them read right here; else it
+    searches the live ctypes objects on every fill."""
+    assert arc4py._core._counts_right(array.array, True)
+    assert arc4py._core._counts_right(mmap.mmap, False)
+    a = array.array("B", bytes(8))
+    assert arc4py._core._sole_export(a) is False     # no export at all
+    with memoryview(a):
+        assert arc4py._core._sole_export(a) is True
+        with memoryview(a):
+            assert arc4py._core._sole_export(a) is False
 
 
 def test_bytearray_fill_after_its_holder_is_gone():
