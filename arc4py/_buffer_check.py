@@ -164,20 +164,20 @@ def _refuse_by_type(obj):
         todo.extend(_memory_owners(cur))
 
 
-def refuse_pointer_holders(buffer, start, length, sole_export, instances,
+def refuse_pointer_holders(buffer, start, length, unsearched, instances,
                            span):
     """Raise ``TypeError`` if ``length`` bytes at address ``start``, the
     memory of ``buffer`` (what a Py_buffer names as its owner), are read
     by a ctypes object as ``py_object``, ``c_char_p`` or ``c_wchar_p``:
     the memory belongs to such an object (seen through any views: see
-    ``exporter``), or one was made over it.  ``sole_export(owner)`` says
-    whether the owner can tell that the buffer being filled is its only
-    export; ``instances(classes)`` lists the live objects of those
-    classes, ``span(obj)`` an object's (address, length)."""
+    ``exporter``), or one was made over it.  ``unsearched(owner)`` says
+    whether the owner's memory needs no search (see above);
+    ``instances(classes)`` lists the live objects of those classes,
+    ``span(obj)`` an object's (address, length)."""
     obj = exporter(buffer)
     if _is_cdata(obj):
         _refuse_by_type(obj)
-    elif sole_export(obj) or _base_named(type(obj), "numpy", "ndarray"):
+    elif unsearched(obj):
         return
     hit = _holder_over(start, length, instances, span)
     if hit is not None:

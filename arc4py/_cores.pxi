@@ -7,6 +7,8 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
                              PyBUF_STRIDES, PyBUF_SIMPLE)
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
+from cpython.object cimport PyObject
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -212,11 +214,6 @@ cdef extern from *:
         Py_ssize_t exports
 
 
-cdef inline bint _bytearray_sole_export(object owner):
-    return type(owner) is bytearray and \
-        (<PyByteArrayObject *>owner).ob_exports == 1
-
-
 cdef Py_ssize_t _counted_exports(object obj, bint is_array):
     if is_array:
         return (<arc4py_array_head *>obj).exports
@@ -235,9 +232,9 @@ def _counts_right(kind, bint is_array):
         return False
     try:
         seen = [_counted_exports(obj, is_array)]
-        with memoryview(obj) as one:
+        with memoryview(obj):
             seen.append(_counted_exports(obj, is_array))
-            with memoryview(obj) as two:
+            with memoryview(obj):
                 seen.append(_counted_exports(obj, is_array))
         seen.append(_counted_exports(obj, is_array))
     finally:
@@ -246,25 +243,41 @@ def _counts_right(kind, bint is_array):
     return seen == [0, 1, 2, 0]
 
 
-#: array.array and mmap.mmap types seen -> whether their counts are right
-cdef dict _counting_kinds = {}
+#: Exporter types seen -> 1 for array.array and 2 for mmap.mmap if their
+#: export counts read right here, 3 for numpy.ndarray, else 0.
+cdef dict _owner_kinds = {}
 
 
-def _sole_export(owner):
-    """Whether ``owner`` is a bytearray, array.array or mmap exported once:
-    to the buffer being filled, through which it was reached, so nothing
-    else views it."""
+cdef int _owner_kind(object kind) except -1:
+    name = (getattr(kind, "__module__", None), getattr(kind, "__name__", None))
+    if name == ("numpy", "ndarray"):
+        return 3
+    if name == ("array", "array") or name == ("mmap", "mmap"):
+        is_array = name[0] == "array"
+        if _counts_right(kind, is_array):
+            return 1 if is_array else 2
+    return 0
+
+
+cdef bint _unsearched(object owner) except -1:
+    """Whether the memory of ``owner`` (what a Py_buffer names) needs no
+    search for ctypes objects made over it: a bytearray, array.array or
+    mmap whose only export is the buffer being filled, or memory a numpy
+    array owns (see arc4py._buffer_check)."""
     kind = type(owner)
     if kind is bytearray:
-        return _bytearray_sole_export(owner)
-    is_array = kind.__module__ == "array" and kind.__name__ == "array"
-    if not is_array and not (kind.__module__ == "mmap"
-                             and kind.__name__ == "mmap"):
-        return False
-    right = _counting_kinds.get(kind)
-    if right is None:
-        right = _counting_kinds[kind] = _counts_right(kind, is_array)
-    return right and _counted_exports(owner, is_array) == 1
+        return (<PyByteArrayObject *>owner).ob_exports == 1
+    found = _owner_kinds.get(kind)
+    if found is None:
+        found = _owner_kinds[kind] = _owner_kind(kind)
+    if found == 3:
+        return owner.base is None
+    return found != 0 and _counted_exports(owner, found == 1) == 1
+
+
+def _unsearched_owner(owner):
+    """``_unsearched`` for arc4py._buffer_check and the tests."""
+    return _unsearched(owner)
 
 
 def _instances(classes):
@@ -288,15 +301,17 @@ def _span(obj):
 cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
     """ctypes can read the memory as py_object / c_char_p / c_wchar_p
     behind a plain "B" format, or through an object made over it:
-    arc4py._buffer_check looks, unless the buffer is a bytearray's only
-    export (the common case, kept cheap)."""
-    owner = None
-    if <void *>view.obj != NULL:  # an exporter may name no owner
-        owner = <object>view.obj
-    if _bytearray_sole_export(owner):
+    arc4py._buffer_check looks, unless the owner (seen through at most one
+    memoryview here) says the buffer is its only export: the common case,
+    kept cheap."""
+    cdef PyObject *owner = <PyObject *>view.obj
+    if owner != NULL and PyMemoryView_Check(<object>owner):
+        owner = <PyObject *>PyMemoryView_GET_BUFFER(<object>owner).obj
+    if owner != NULL and _unsearched(<object>owner):
         return 0
-    _refuse_pointer_holders(owner, <size_t>view.buf, view.len,
-                            _sole_export, _instances, _span)
+    _refuse_pointer_holders(<object>view.obj if <void *>view.obj != NULL
+                            else None, <size_t>view.buf, view.len,
+                            _unsearched_owner, _instances, _span)
     return 0
 
 

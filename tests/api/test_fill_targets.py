@@ -428,11 +428,12 @@ def test_array_and_mmap_export_counts_read_right():
     assert arc4py._core._counts_right(array.array, True)
     assert arc4py._core._counts_right(mmap.mmap, False)
     a = array.array("B", bytes(8))
-    assert arc4py._core._sole_export(a) is False     # no export at all
+    sole_export = arc4py._core._unsearched_owner
+    assert sole_export(a) is False     # no export at all
     with memoryview(a):
-        assert arc4py._core._sole_export(a) is True
+        assert sole_export(a) is True
         with memoryview(a):
-            assert arc4py._core._sole_export(a) is False
+            assert sole_export(a) is False
 
 
 def test_bytearray_fill_after_its_holder_is_gone():
