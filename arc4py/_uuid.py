@@ -51,10 +51,9 @@ def uuid4():
 # uuid7 state: the last millisecond and 42-bit counter handed out, and the
 # process they were handed out in.  One lock orders the UUIDs of every
 # thread; a forked child starts afresh (its own lock, a new random counter),
-# so it never continues the parent's sequence.  The atfork handler covers
-# os.fork(); the process id, a fork no handler saw (a raw fork system call,
-# after which the generator itself reseeds because its wipe-on-fork pages
-# read as zero).
+# so it never continues the parent's sequence: the atfork handler sees
+# os.fork(), the process id a fork no handler ran for (a raw fork system
+# call).
 _lock = _threading.Lock()
 _last_ms = -1
 _last_counter = 0
