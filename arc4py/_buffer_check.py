@@ -1,4 +1,4 @@
-"""Refuse ctypes buffers that hide pointers ctypes follows on read.
+"""Refuse buffers whose memory a ctypes object reads as pointers.
 
 ``fill()`` and ``chacha20_keystream_into()`` already refuse buffers whose
 format says they hold Python objects (``"O"``).  ctypes does not always say
@@ -9,10 +9,23 @@ process later, so for ctypes objects, found behind any chain of views, the
 type itself is walked: fields, array elements, nested structures and unions,
 at any depth.
 
+Memory can also be the same bytes as a pointer-holding ctypes object made
+over it (``from_buffer()``, ``from_address()``), with no link from the
+owner back to it.  A ``bytearray``, ``array.array`` or ``mmap`` counts its
+exports, so one exported only to the buffer being filled has no
+``from_buffer()`` object over it; for any other owner, or one exported
+elsewhere too, the live ctypes objects are searched for a pointer holder
+whose memory overlaps the buffer's.  Not searched, as a search costs
+milliseconds in a large process and every fill would pay it: memory a
+numpy array owns, and a ``from_address()`` object over one of the three
+counting owners that nothing else views.
+
 Pointer types read as pointer objects (``POINTER(T)``, ``c_void_p``,
 function pointers) are left alone: reading them dereferences nothing, and
 following one (``.contents``) is an explicit act, as with any pointer.
 """
+import gc
+
 # _SimpleCData type codes ctypes turns into objects by following the value:
 # py_object ("O"), c_char_p ("z"), c_wchar_p ("Z").
 _POINTER_CODES = frozenset("OzZ")
@@ -36,12 +49,18 @@ def _is_cdata(obj):
 def exporter(buffer):
     """The object whose memory ``buffer`` is, seen through any chain of
     views: memoryviews (cast or sliced), ``PickleBuffer`` and any other
-    object whose buffer is another's, and numpy arrays (their ``base``)."""
+    object whose buffer is another's, numpy arrays (their ``base``), and
+    the memoryview a class's ``__buffer__`` returned (PEP 688)."""
     obj = buffer
     for _ in range(64):
         if _base_named(type(obj), "numpy", "ndarray") and \
                 obj.base is not None:
             nxt = obj.base
+        elif _base_named(type(obj), "builtins", "_buffer_wrapper"):
+            # What a Py_buffer from __buffer__ names as its owner: it holds
+            # the memoryview __buffer__ returned, and reads as no buffer.
+            nxt = next((r for r in gc.get_referents(obj)
+                        if type(r) is memoryview), None)
         else:
             try:
                 with memoryview(obj) as view:
@@ -91,16 +110,42 @@ def _memory_owners(obj):
     return owners
 
 
-def refuse_pointer_holders(buffer):
-    """Raise ``TypeError`` if ``buffer``'s memory belongs to a ctypes object
-    (seen through any views: see ``exporter``) whose type holds
-    ``py_object``, ``c_char_p`` or ``c_wchar_p`` anywhere, or the type of
+def _cdata_classes():
+    """``_ctypes._CData`` as each loaded ``_ctypes`` made it: none if
+    ctypes was never imported.  Found among ``object``'s subclasses, so
+    that neither ``ctypes`` nor ``_ctypes`` need be in ``sys.modules``."""
+    return tuple(klass for klass in object.__subclasses__()
+                 if klass.__name__ == "_CData"
+                 and klass.__module__ == "_ctypes")
+
+
+def _holder_over(start, length, instances, span):
+    """A live ctypes object whose type holds a pointer ctypes follows on
+    read and whose memory overlaps ``length`` bytes at ``start``, and that
+    pointer's type; or None.  ``instances`` and ``span``: as for
+    ``refuse_pointer_holders``."""
+    classes = _cdata_classes()
+    if not classes or length <= 0:
+        return None
+    end = start + length
+    verdicts = {}  # each type walked once
+    for obj in instances(classes):
+        cls = type(obj)
+        found = verdicts.get(cls, False)
+        if found is False:
+            found = verdicts[cls] = _pointer_field(cls)
+        if found is None:
+            continue
+        address, size = span(obj)
+        if address < end and start < address + size:
+            return obj, found
+    return None
+
+
+def _refuse_by_type(obj):
+    """Raise ``TypeError`` if the ctypes object ``obj``'s type, or that of
     any ctypes object whose memory it shares (a field's owner, what
-    ``from_buffer()`` wraps): writing through the alias would plant the
-    same pointers."""
-    obj = exporter(buffer)
-    if not _is_cdata(obj):
-        return
+    ``from_buffer()`` wraps), holds a pointer ctypes follows on read."""
     todo, seen = [obj], set()
     while todo and len(seen) < 256:
         cur = todo.pop()
@@ -117,3 +162,28 @@ def refuse_pointer_holders(buffer):
                 f"pointer ctypes follows on read; random bytes are not "
                 f"pointers")
         todo.extend(_memory_owners(cur))
+
+
+def refuse_pointer_holders(buffer, start, length, unsearched, instances,
+                           span):
+    """Raise ``TypeError`` if ``length`` bytes at address ``start``, the
+    memory of ``buffer`` (what a Py_buffer names as its owner), are read
+    by a ctypes object as ``py_object``, ``c_char_p`` or ``c_wchar_p``:
+    the memory belongs to such an object (seen through any views: see
+    ``exporter``), or one was made over it.  ``unsearched(owner)`` says
+    whether the owner's memory needs no search (see above);
+    ``instances(classes)`` lists the live objects of those classes,
+    ``span(obj)`` an object's (address, length)."""
+    obj = exporter(buffer)
+    if _is_cdata(obj):
+        _refuse_by_type(obj)
+    elif unsearched(obj):
+        return
+    hit = _holder_over(start, length, instances, span)
+    if hit is not None:
+        holder, found = hit
+        raise TypeError(
+            f"cannot fill a {type(obj).__name__}: its memory is also a "
+            f"{type(holder).__name__}, which holds {found.__name__}, a "
+            f"pointer ctypes follows on read; random bytes are not "
+            f"pointers")

@@ -91,6 +91,19 @@ def fill(buffer):
     numpy array of any dtype; returns the number of bytes written.
     ``TypeError`` for a read-only buffer, ``ValueError`` for a
     non-contiguous one.
+
+    ``TypeError`` too for memory ctypes reads as pointers (``py_object``,
+    ``c_char_p``, ``c_wchar_p``): a ctypes object holding one, reached
+    through any views or a class's ``__buffer__``, and memory such an
+    object was made over with ``from_buffer()`` or ``from_address()``
+    (except memory a numpy array owns, and a ``from_address()`` object
+    over a ``bytearray``, ``array.array`` or ``mmap`` nothing else views:
+    those are not searched for).
+
+    Resizing a numpy array with ``resize(refcheck=False)``, or truncating
+    the file under a file-backed ``mmap``, while a fill runs frees or
+    unmaps the memory under it: these are the caller's own unsafe
+    switches, as they are for the stdlib's writes.
     """
     cdef Py_buffer view
     _get_writable(buffer, &view)

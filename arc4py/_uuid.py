@@ -48,19 +48,24 @@ def uuid4():
     return _from_int((_randbits(128) & _VERSION_MASK) | _VERSION_4)
 
 
-# uuid7 state: the last millisecond and 42-bit counter handed out.  One lock
-# orders the UUIDs of every thread; a forked child starts afresh (its own
-# lock, a new random counter), so it never continues the parent's sequence.
+# uuid7 state: the last millisecond and 42-bit counter handed out, and the
+# process they were handed out in.  One lock orders the UUIDs of every
+# thread; a forked child starts afresh (its own lock, a new random counter),
+# so it never continues the parent's sequence: the atfork handler sees
+# os.fork(), the process id a fork no handler ran for (a raw fork system
+# call).
 _lock = _threading.Lock()
 _last_ms = -1
 _last_counter = 0
+_pid = _os.getpid()
 
 
 def _reset_after_fork():
-    global _lock, _last_ms, _last_counter
+    global _lock, _last_ms, _last_counter, _pid
     _lock = _threading.Lock()
     _last_ms = -1
     _last_counter = 0
+    _pid = _os.getpid()
 
 
 if hasattr(_os, "register_at_fork"):
@@ -79,10 +84,14 @@ def uuid7():
     they are made, across threads too.  When the counter overflows, the
     timestamp moves one millisecond on and the counter restarts.
     """
-    global _last_ms, _last_counter
+    global _last_ms, _last_counter, _pid
     fresh = _randbits(73)  # a starting counter (41 bits) and the tail (32)
     with _lock:
         ms = _time.time_ns() // 1_000_000
+        pid = _os.getpid()
+        if pid != _pid:  # forked without the atfork handler: start afresh
+            _pid = pid
+            _last_ms = -1
         if ms > _last_ms:
             counter = fresh >> 32
         else:  # the same millisecond, or a clock set back: count on

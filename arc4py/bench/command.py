@@ -311,7 +311,7 @@ def run(args):
     import json
 
     from arc4py.bench.report import format_report, plot
-    from arc4py.cli.output import write_stdout
+    from arc4py.cli.output import write_stderr, write_stdout
 
     try:
         rows = select_rows(args.rows)
@@ -336,20 +336,20 @@ def run(args):
             try:
                 report["c_api"] = c_api.measure_c_api(rows, duration)
             except (OSError, RuntimeError, ValueError) as exc:
-                sys.stderr.write(f"arc4py bench: error: --c-api: {exc}\n")
+                write_stderr(f"arc4py bench: error: --c-api: {exc}\n")
                 return 1
     except UsageError as exc:
-        sys.stderr.write(f"arc4py bench: error: {exc}\n")
+        write_stderr(f"arc4py bench: error: {exc}\n")
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write("arc4py bench: interrupted\n")
+        write_stderr("arc4py bench: interrupted\n")
         return 130
 
     if args.plot:   # first: a reader that leaves early must not lose it
         try:
             plot(report, args.plot)
         except OSError as exc:
-            sys.stderr.write(f"arc4py bench: error: --plot: {exc}\n")
+            write_stderr(f"arc4py bench: error: --plot: {exc}\n")
             return 1
     if args.json:
         write_stdout(json.dumps(report, indent=2) + "\n")

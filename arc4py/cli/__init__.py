@@ -16,7 +16,8 @@ import importlib
 import sys
 
 from arc4py import __version__
-from arc4py.cli.output import StdoutError, flush_stdout, guard, silence_stdout
+from arc4py.cli.output import (StdoutError, flush_stdout, guard,
+                               silence_stdout, write_stderr)
 
 __all__ = ["build_parser", "main"]
 
@@ -95,7 +96,8 @@ def main(argv=None):
             flush_stdout()
             return exc.code if isinstance(exc.code, int) else 2
         if args.command is None:
-            parser.print_help(sys.stderr)
+            if sys.stderr is not None:  # print_help(None) writes to stdout
+                parser.print_help(sys.stderr)
             return 2
         command = f"arc4py {args.command}"
         if sys.stdout is None:      # fd 1 closed when the command started
@@ -106,7 +108,7 @@ def main(argv=None):
             # would measure or emit with a core nobody asked for.
             problem = _command("info").backend_env_error()
             if problem is not None:
-                sys.stderr.write(f"{command}: error: {problem}\n")
+                write_stderr(f"{command}: error: {problem}\n")
                 return 2
         status = _command(args.command).run(args)
         flush_stdout()
@@ -115,5 +117,5 @@ def main(argv=None):
         silence_stdout()
         return 0
     except StdoutError as exc:
-        sys.stderr.write(f"{command}: error: {exc}\n")
+        write_stderr(f"{command}: error: {exc}\n")
         return 1

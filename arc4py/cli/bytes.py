@@ -9,7 +9,7 @@ import sys
 
 # Requests of DIRECT_BYTES and more bypass the generator's buffer.
 from arc4py._core import BUFFER_BYTES, DIRECT_BYTES
-from arc4py.cli.output import guard, silence_stdout
+from arc4py.cli.output import guard, silence_stdout, write_stderr
 
 #: Bytes generated and written per system call (small enough that a
 #: generating thread's two buffers stay in its L2 cache).
@@ -218,17 +218,17 @@ def run(args):
     try:
         count = parse_count(args.count)
     except ValueError as exc:
-        sys.stderr.write(f"arc4py bytes: error: {exc}\n")
+        write_stderr(f"arc4py bytes: error: {exc}\n")
         return 2
     k = args.request_size
     if k is not None and not 1 <= k <= MAX_REQUEST_SIZE:
-        sys.stderr.write(f"arc4py bytes: error: --request-size must be from 1 "
-                         f"to {MAX_REQUEST_SIZE}, not {k}\n")
+        write_stderr(f"arc4py bytes: error: --request-size must be from 1 "
+                     f"to {MAX_REQUEST_SIZE}, not {k}\n")
         return 2
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
-        sys.stderr.write("arc4py bytes: error: stdout is not a binary "
-                         "stream\n")
+        write_stderr("arc4py bytes: error: stdout is not a binary "
+                     "stream\n")
         return 2
     try:
         _write_stream(out, count, args.hex, k)

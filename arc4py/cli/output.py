@@ -50,6 +50,17 @@ def guard(call):
     return guarded
 
 
+def write_stderr(text):
+    """Write ``text`` to stderr, if there is one: with stderr closed
+    (``2>&-``) the message is lost but the exit status stays the one it
+    reports."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):  # None, or closed
+        pass
+
+
 def write_stdout(text):
     """Write ``text`` to sys.stdout and flush it."""
     guard(sys.stdout.write)(text)

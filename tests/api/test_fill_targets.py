@@ -289,6 +289,163 @@ def test_ctypes_pointer_holder_refused_however_reached(bypass):
     assert proc.stdout.split() == ["refused", "refused"], proc.stdout
 
 
+# Memory that a pointer-holding ctypes object was made over, or that a
+# class's __buffer__ (PEP 688) hands out: each filled, then read, in a child.
+# "holder" is the py_object array whose first item is read afterwards.
+_ALIASES = {
+    "__buffer__ returning a cast of a py_object array": """
+        import ctypes, sys, arc4py
+        if sys.version_info < (3, 12):
+            print("skip"); raise SystemExit
+        holder = (ctypes.py_object * 4)()
+        holder[0] = "keep me"
+        class Exporter:
+            def __buffer__(self, flags):
+                return memoryview(holder).cast("B")
+        target = Exporter()
+    """,
+    "from_address over a ctypes byte array": """
+        import ctypes, arc4py
+        target = (ctypes.c_ubyte * 32)()
+        holder = (ctypes.py_object * 4).from_address(ctypes.addressof(target))
+        holder[0] = "keep me"
+    """,
+    "a byte array from_address over a py_object array": """
+        import ctypes, arc4py
+        holder = (ctypes.py_object * 4)()
+        holder[0] = "keep me"
+        target = (ctypes.c_ubyte * 32).from_address(ctypes.addressof(holder))
+    """,
+    "from_buffer over a bytearray, filling the bytearray": """
+        import ctypes, arc4py
+        target = bytearray(32)
+        holder = (ctypes.py_object * 4).from_buffer(target)
+        holder[0] = "keep me"
+    """,
+    "from_buffer over an mmap, filling the mmap": """
+        import ctypes, mmap, arc4py
+        target = mmap.mmap(-1, 4096)
+        holder = (ctypes.py_object * 4).from_buffer(target)
+        holder[0] = "keep me"
+    """,
+    "from_buffer over an array.array, filling the array": """
+        import array, ctypes, arc4py
+        target = array.array("B", bytes(32))
+        holder = (ctypes.py_object * 4).from_buffer(target)
+        holder[0] = "keep me"
+    """,
+    "from_address over an mmap another view exports too": """
+        import ctypes, mmap, arc4py
+        target = mmap.mmap(-1, 4096)
+        view = memoryview(target)
+        address = ctypes.addressof(ctypes.c_char.from_buffer(target))
+        holder = (ctypes.py_object * 4).from_address(address + 64)
+        holder[0] = "keep me"
+    """,
+    "from_buffer over a bytearray, filling a view of it": """
+        import ctypes, arc4py
+        data = bytearray(64)
+        holder = (ctypes.py_object * 2).from_buffer(data, 16)
+        holder[0] = "keep me"
+        target = memoryview(data)[20:30]
+    """,
+}
+
+
+@pytest.mark.parametrize("alias", sorted(_ALIASES))
+def test_memory_a_pointer_holder_reads_is_refused(alias, child):
+    code = _ALIASES[alias] + """
+        for call in (arc4py.fill,
+                     lambda b: arc4py.chacha20_keystream_into(
+                         bytes(32), bytes(8), b)):
+            try:
+                call(target)
+            except TypeError as exc:
+                assert "pointer" in str(exc), exc
+                print("refused")
+        assert holder[0] == "keep me"
+    """
+    proc = child(code)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    if proc.stdout.split() == ["skip"]:
+        pytest.skip("__buffer__ in Python classes is 3.12+ (PEP 688)")
+    assert proc.stdout.split() == ["refused", "refused"], proc.stdout
+
+
+def test_buffer_method_is_checked_as_it_answered(child):
+    """A __buffer__ (PEP 688) that answers with plain bytes once and a
+    py_object array after: the memory filled is the memory checked."""
+    proc = child("""
+        import ctypes, sys, arc4py
+        if sys.version_info < (3, 12):
+            print("skip"); raise SystemExit
+        holder = (ctypes.py_object * 4)()
+        holder[0] = "keep me"
+        plain = bytearray(32)
+        class Fickle:
+            calls = 0
+            def __buffer__(self, flags):
+                self.calls += 1
+                if self.calls == 1:
+                    return memoryview(plain)
+                return memoryview(holder).cast("B")
+        for call in (arc4py.fill, lambda b: arc4py.chacha20_keystream_into(
+                bytes(32), bytes(8), b)):
+            target = Fickle()
+            try:
+                print(call(target))
+            except TypeError as exc:
+                assert "pointer" in str(exc), exc
+                print("refused")
+            assert target.calls == 1, target.calls
+        assert holder[0] == "keep me"
+        assert any(plain)
+    """)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    if proc.stdout.split() == ["skip"]:
+        pytest.skip("__buffer__ in Python classes is 3.12+ (PEP 688)")
+    assert proc.stdout.split() == ["32", "32"], proc.stdout
+
+
+def test_memory_viewed_elsewhere_without_pointers_still_fills():
+    import ctypes as C
+    data = bytearray(64)
+    view = memoryview(data)          # a second export of data
+    plain = (C.c_uint32 * 4).from_buffer(data)
+    assert arc4py.fill(data) == 64 and any(data)
+    assert arc4py.fill(view[8:24]) == 16
+    ubytes = (C.c_ubyte * 16)()
+    alias = (C.c_double * 2).from_address(C.addressof(ubytes))
+    assert arc4py.fill(ubytes) == 16 and any(ubytes)
+    assert arc4py.chacha20_keystream_into(KEY, NONCE8, alias) == 16
+    del view, plain
+
+
+def test_array_and_mmap_export_counts_read_right():
+    """fill() believes array.array's and mmap's export counts (private to
+    their modules) only once it has seen them read right here; else it
+    searches the live ctypes objects on every fill."""
+    assert arc4py._core._counts_right(array.array, True)
+    assert arc4py._core._counts_right(mmap.mmap, False)
+    a = array.array("B", bytes(8))
+    sole_export = arc4py._core._unsearched_owner
+    assert sole_export(a) is False     # no export at all
+    with memoryview(a):
+        assert sole_export(a) is True
+        with memoryview(a):
+            assert sole_export(a) is False
+
+
+def test_bytearray_fill_after_its_holder_is_gone():
+    import ctypes as C
+    data = bytearray(32)
+    holder = (C.py_object * 4).from_buffer(data)
+    with pytest.raises(TypeError, match="pointer"):
+        arc4py.fill(data)
+    del holder
+    assert arc4py.fill(data) == 32
+
+
 def test_ctypes_pointer_holder_behind_numpy_refused():
     np = pytest.importorskip("numpy")
     obj = _pointer_holders()[0]

@@ -2,6 +2,8 @@
 Python 3.14's, RFC 9562), unique, ordered, and fresh in a forked child."""
 import os
 import pickle
+import platform
+import sys
 import threading
 import time
 import uuid
@@ -182,3 +184,42 @@ def test_fork_child_draws_fresh():
     p_ms, p_counter, _ = _fields7(parent7)
     assert (c_ms, c_counter) != (p_ms, p_counter)
     assert c_counter < 1 << 41 or c_ms != p_ms
+
+
+def test_raw_fork_child_does_not_continue_the_counter(monkeypatch):
+    """A fork by the raw system call runs no atfork handler: the child
+    must still not take the parent's next count in the same millisecond
+    (the clock is held still, in the child too, so every child is in it)."""
+    if not sys.platform.startswith("linux") or platform.machine() != "x86_64":
+        pytest.skip("raw fork syscall number 57 is x86_64 Linux only")
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.syscall.argtypes = [ctypes.c_long]
+    SYS_fork = 57
+    from arc4py import _uuid
+    now = time.time_ns()
+    monkeypatch.setattr(_uuid._time, "time_ns", lambda: now)
+    continued = 0
+    for _ in range(100):
+        r, w = os.pipe()
+        parent = arc4py.uuid7()
+        pid = libc.syscall(SYS_fork)
+        if pid == 0:
+            try:
+                os.write(w, arc4py.uuid7().bytes)
+            finally:
+                os._exit(0)
+        assert pid > 0, f"raw fork failed: errno {ctypes.get_errno()}"
+        os.close(w)
+        with os.fdopen(r, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(pid, 0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+        p_ms, p_counter, _ = _fields7(parent)
+        c_ms, c_counter, _ = _fields7(uuid.UUID(bytes=data))
+        assert c_ms == p_ms
+        continued += c_counter == p_counter + 1
+    assert continued == 0, f"{continued} of 100 children took the parent's " \
+                           f"next count"

@@ -1,13 +1,17 @@
 """arc4py bytes: exact lengths, hex, small requests, an endless stream into
 a pipe that closes, bad counts, and what it leaves unloaded.  Each run is a
 child interpreter (helpers.run_cli)."""
+import os
 import string
+import subprocess
+import sys
 
 import pytest
 
 from arc4py.__main__ import parse_count
 from arc4py.cli.bytes import DIRECT_BYTES, MAX_REQUEST_SIZE
-from helpers import child_env, one_line, run_child, run_cli, start_python
+from helpers import (PYTHON, child_env, one_line, run_child, run_cli,
+                     start_python)
 
 
 @pytest.mark.parametrize("n", [0, 1, 1000, 65537])
@@ -122,6 +126,20 @@ def test_bytes_bad_count(bad):
     assert r.returncode == 2
     assert r.stdout == b""
     assert bad in one_line(r.stderr)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows cannot start a "
+                    "child without a stderr (subprocess has no preexec_fn there)")
+@pytest.mark.parametrize("args", [["bytes", "-5"], ["bytes", "abc"],
+                                  ["bytes", "8", "--request-size", "0"], []])
+def test_usage_error_with_stderr_closed_is_status_2(args, tmp_path):
+    # 2>&-: the message has nowhere to go, the status still says usage
+    proc = subprocess.run([PYTHON, "-m", "arc4py", *args],
+                          stdout=subprocess.PIPE, cwd=tmp_path, timeout=120,
+                          env=child_env(ARC4PY_BACKEND=None),
+                          preexec_fn=lambda: os.close(2))
+    assert proc.returncode == 2
+    assert proc.stdout == b""
 
 
 def test_bytes_loads_no_numpy_and_no_bench_engine():

@@ -121,6 +121,17 @@ def test_closed_stdout_is_one_line_and_status_1(command, tmp_path):
     assert one_line(err) == f"arc4py {command}: error: stdout is closed"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows cannot start a "
+                    "child without a stderr (subprocess has no preexec_fn there)")
+def test_bench_usage_error_with_stderr_closed_is_status_2(tmp_path):
+    proc = subprocess.run([PYTHON, "-m", "arc4py", "bench", "--rows", "nope"],
+                          stdout=subprocess.PIPE, cwd=tmp_path, timeout=120,
+                          env=child_env(ARC4PY_BACKEND=None),
+                          preexec_fn=lambda: os.close(2))
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_unwritable_stdout_is_one_line_and_status_1(command, tmp_path):
     rc, err = cli_to("read-only", COMMANDS[command], tmp_path)
