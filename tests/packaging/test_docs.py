@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import arc4py
-from helpers import REPO, child_env, find_cc, last_json, run_child
+from helpers import REPO, child_env, find_cc
 
 README = REPO / "README.md"
 DOCS = REPO / "docs"
@@ -110,9 +110,9 @@ def test_readme_python_block_runs(code):
     exec(compile(code, f"README.md python block {index}", "exec"), {})
 
 
-def build_c_example(code, tmp_path, name="dice", load=True):
+def build_c_example(code, tmp_path, name="dice"):
     """Build ``code`` as extension ``name`` with warnings as errors and
-    import it (with ``load`` false: its path)."""
+    import it."""
     cc = find_cc()
     if cc is None:
         pytest.skip("no C compiler")
@@ -127,8 +127,6 @@ def build_c_example(code, tmp_path, name="dice", load=True):
          "-I", include, "-I", arc4py.get_include(), str(src), "-o", str(out)],
         capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    if not load:
-        return out
     spec = importlib.util.spec_from_file_location(name, out)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -178,64 +176,6 @@ def test_docs_c_example_builds_cleanly_and_runs(tmp_path):
         mod = build_c_example(code, where, name="dice")
         assert 1000 <= mod.roll(1000) <= 6000
         assert mod.roll(0) == 0
-
-
-FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
-
-# Imports the example from its folder, with PYTHON_GIL unset, as a user's
-# program would; what the interpreter did with the GIL.
-IMPORT_DICE = """
-    import json, sys
-    import dice
-    assert 1000 <= dice.roll(1000) <= 6000
-    print(json.dumps({"gil": getattr(sys, "_is_gil_enabled", lambda: True)()}))
-"""
-
-
-def _import_dice(where):
-    proc = run_child(IMPORT_DICE, cwd=where, env=child_env(PYTHON_GIL=None))
-    return last_json(proc)["gil"], proc.stderr
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"),
-                    reason="the examples are built with a Unix C compiler here")
-def test_capi_examples_as_written_keep_the_gil_off(tmp_path):
-    """docs/capi.rst's Cython module, built by the page's setup.py, and its
-    C module: each imports and rolls; on a free-threaded build, the GIL
-    stays off, and the C module without its Py_mod_gil slot turns it on
-    (what the page says the declaration is for)."""
-    page = (DOCS / "capi.rst").read_text(encoding="utf-8")
-    (pyx,), (c_code,) = rst_blocks(page, "cython"), rst_blocks(page, "c")
-    literal = re.findall(r"::\n\n((?:(?: {4}.*)?\n)+)", page)
-    setups = [textwrap.dedent(b) for b in literal if "cythonize(" in b]
-    assert len(setups) == 1, "docs/capi.rst: no one setup.py for the Cython module"
-    if importlib.util.find_spec("Cython") is None:
-        pytest.skip("Cython is not installed: the Cython example is not built")
-    cy = tmp_path / "cython"
-    cy.mkdir()
-    (cy / "dice.pyx").write_text(pyx)
-    (cy / "setup.py").write_text(setups[0])
-    proc = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"],
-                          cwd=cy, capture_output=True, text=True, timeout=600,
-                          env=child_env(PYTHON_GIL=None))
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    with_slot = tmp_path / "c"
-    with_slot.mkdir()
-    build_c_example(c_code, with_slot, load=False)
-    for where in (cy, with_slot):
-        gil, stderr = _import_dice(where)
-        assert gil == (not FREE_THREADED), (where.name, stderr)
-        assert "GIL" not in stderr, stderr
-    if FREE_THREADED:
-        without = tmp_path / "c-without-slot"
-        without.mkdir()
-        stripped = re.sub(r"^#ifdef Py_GIL_DISABLED\n.*?^#endif\n", "", c_code,
-                          flags=re.S | re.M)
-        assert "Py_mod_gil" not in stripped and "Py_mod_exec" in stripped
-        build_c_example(stripped, without, load=False)
-        gil, stderr = _import_dice(without)
-        assert gil is True and "GIL" in stderr, stderr
 
 
 def test_api_reference_covers_the_public_api():
