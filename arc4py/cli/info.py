@@ -38,6 +38,16 @@ def _os_facts():
                 "state_exit_wipe": None}
 
 
+def _python_build():
+    """Whether this interpreter is a free-threaded build, and whether the
+    GIL is on now (a free-threaded build turns it on for a module that
+    does not declare it can run without it, or for PYTHON_GIL=1)."""
+    import sys
+    import sysconfig
+    return {"free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+            "gil_enabled": bool(getattr(sys, "_is_gil_enabled", lambda: True)())}
+
+
 def collect():
     """The facts ``arc4py info`` shows, as a dict (what --json prints)."""
     import platform
@@ -69,6 +79,7 @@ def collect():
         "numpy_support": numpy_ext,
         "python_version": platform.python_version(),
         "python_implementation": platform.python_implementation(),
+        **_python_build(),
         "platform": platform.platform(),
         "module_path": os.path.dirname(os.path.abspath(arc4py.__file__)),
     }
@@ -94,6 +105,15 @@ HAND_OUT_LABELS = {
     "avx512": "64 bytes per move (AVX-512 build of arc4random_buf and fill)",
     "portable": "16 bytes per move",
 }
+
+
+def _build_label(info):
+    if not info["free_threaded"]:
+        return "with a GIL"
+    if not info["gil_enabled"]:
+        return "free-threaded, GIL off"
+    return ("free-threaded, GIL on (PYTHON_GIL=1, or a module imported that "
+            "does not declare it runs without it)")
 
 
 def format_info(info):
@@ -144,6 +164,7 @@ def format_info(info):
         ("numpy", numpy),
         ("python", f"{info['python_version']} "
                    f"({info['python_implementation']}, {info['platform']})"),
+        ("python build", _build_label(info)),
         ("installed at", info["module_path"]),
     ]
     width = max(len(k) for k, _ in pairs)

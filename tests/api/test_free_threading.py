@@ -233,8 +233,10 @@ CHILD = """
 @needs_free_threading
 def test_import_keeps_the_gil_off_and_the_workload_runs_without_it():
     env = child_env(PYTHON_GIL=None)
+    # this file's folder (the workload) and helpers.py's
+    here = os.path.dirname(os.path.abspath(__file__))
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(TESTS_DIR)] + [p for p in [env.get("PYTHONPATH")] if p])
+        [here, str(TESTS_DIR)] + [p for p in [env.get("PYTHONPATH")] if p])
     names = [n for n in _arc4py_modules() if n != "arc4py.__main__"]
     proc = run_child(CHILD, json.dumps(names), env=env, timeout=600)
     summary = last_json(proc)

@@ -1,6 +1,7 @@
 """arc4py info: the text and JSON reports, and a core forced by
 ARC4PY_BACKEND.  Each run is a child interpreter (helpers.run_cli)."""
 import json
+import sysconfig
 
 import pytest
 
@@ -18,7 +19,7 @@ def test_info_text():
     assert arc4py.__version__ in out
     assert FIRST_CORE in out
     for word in ("core", "fork protection", "reseed interval", "buffer size",
-                 "C API copies", "numpy", "CPU features"):
+                 "C API copies", "numpy", "CPU features", "python build"):
         assert word in out
 
 
@@ -50,3 +51,24 @@ def test_info_reports_a_forced_core():
     info = json.loads(run_cli("info", "--json", env=env).stdout)
     assert info["backend"] == "generic"
     assert info["backend_env"] == "generic"
+
+
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+@pytest.mark.parametrize("gil", ["0", "1"])
+def test_info_says_whether_the_build_is_free_threaded_and_the_gil_on(gil):
+    """On a GIL build the GIL is always on (PYTHON_GIL=0 is refused there
+    with a fatal error from 3.13 on, so the child runs without it); on a
+    free-threaded one, PYTHON_GIL decides and info reports what it did."""
+    env = child_env(ARC4PY_BACKEND=None, PYTHONIOENCODING="utf-8",
+                    PYTHON_GIL=gil if FREE_THREADED else None)
+    info = json.loads(run_cli("info", "--json", env=env).stdout)
+    assert info["free_threaded"] is FREE_THREADED
+    assert info["gil_enabled"] is (not FREE_THREADED or gil == "1")
+    line = next(ln for ln in run_cli("info", env=env).stdout.decode().splitlines()
+                if ln.startswith("python build"))
+    if not FREE_THREADED:
+        assert line.endswith("with a GIL")
+    else:
+        assert ("GIL on" if gil == "1" else "free-threaded, GIL off") in line

@@ -44,6 +44,36 @@ def shim_child(code, shim_path, tmp_path, mode=None, caller=None, preamble=""):
                                 **shim_env(shim_path, mode, caller)))
 
 
+# The folder of the object that holds the interpreter's C (its executable,
+# or libpython where that is shared), as the dynamic loader names it.
+INTERPRETER_FOLDER = """
+import ctypes, json, os
+
+class DlInfo(ctypes.Structure):
+    _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+
+info = DlInfo()
+where = ctypes.cast(ctypes.pythonapi.Py_GetVersion, ctypes.c_void_p)
+assert ctypes.CDLL(None).dladdr(where, ctypes.byref(info))
+print(json.dumps(os.path.basename(os.path.dirname(os.fsdecode(info.fname)))))
+"""
+
+
+def test_the_shim_takes_calls_by_folder_not_by_path(shim, tmp_path):
+    """caller="arc4py" means the package's own objects: the interpreter's
+    startup calls (its hash seed; a free-threaded build's mimalloc too)
+    are counted only when named by their folder, whole, not when the word
+    is just somewhere in the interpreter's path (as in a venv made inside
+    an arc4py checkout)."""
+    folder = last_json(run_python(["-c", INTERPRETER_FOLDER], cwd=tmp_path))
+    code = "print(json.dumps({'calls': SHIM.getrandom_shim_calls()}))"
+    calls = {caller: shim_child(code, shim, tmp_path, caller=caller)["calls"]
+             for caller in (folder, folder[:-1], "arc4py")}
+    assert calls[folder] >= 1, "the interpreter drew nothing at startup"
+    assert calls[folder[:-1]] == calls["arc4py"] == 0, calls
+
+
 def test_import_succeeds_under_failing_getrandom(shim, tmp_path):
     """Seeding is lazy: importing arc4py asks the OS for nothing."""
     res = shim_child("""

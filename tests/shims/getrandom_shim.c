@@ -12,8 +12,10 @@
  *               as glibc >= 2.41 does from the vDSO: a seccomp rule on the
  *               system call cannot refuse it
  * GETRANDOM_SHIM_CALLER, if set, limits the shim to calls made from a loaded
- * object whose path contains that string (so the interpreter's own calls,
- * e.g. for hash seeds, pass through untouched and uncounted).
+ * object in a folder of exactly that name ("arc4py": the package's extension
+ * modules), so the interpreter's own calls (hash seeds; a free-threaded
+ * build's mimalloc) pass through untouched and uncounted, even where the
+ * interpreter's own path contains the word.
  *
  * Tests reach the counters and can change the mode later through ctypes:
  * getrandom_shim_calls(), getrandom_shim_eintr_left(), getrandom_shim_set().
@@ -65,13 +67,20 @@ static void read_env(void)
 static int caller_matches(void *ret)
 {
     const char *want = getenv("GETRANDOM_SHIM_CALLER");
+    const char *end, *start;
     Dl_info info;
+    size_t n;
 
     if (want == NULL || *want == '\0')
         return 1;
+    n = strlen(want);
     if (dladdr(ret, &info) == 0 || info.dli_fname == NULL)
         return 0;
-    return strstr(info.dli_fname, want) != NULL;
+    end = strrchr(info.dli_fname, '/');   /* the object's folder ends here */
+    if (end == NULL || (size_t)(end - info.dli_fname) < n)
+        return 0;
+    start = end - n;
+    return memcmp(start, want, n) == 0 && (start == info.dli_fname || start[-1] == '/');
 }
 
 /* len bytes with no getrandom system call: what a vDSO answer looks like
