@@ -174,12 +174,35 @@ static inline PyObject *randbelow_u64(uint64_t n, unsigned k)
     return PyLong_FromUnsignedLongLong(r);
 }
 
-/* The bit length of the exact int n > 0; -1 with an exception set. */
+/* The bit length of the exact int n > 0; -1 with an exception set.  Read
+   without a call where it fits STACK_BYTES (randrange(2**80) is common),
+   through int.bit_length() past that. */
 static Py_ssize_t bit_length(PyObject *n)
 {
-    PyObject *bits = PyObject_CallMethod(n, "bit_length", NULL);
+    PyObject *bits;
     Py_ssize_t k;
+#if PY_VERSION_HEX >= 0x030D0000
+    unsigned char le[STACK_BYTES];
+    Py_ssize_t need = PyLong_AsNativeBytes(
+        n, le, sizeof le,
+        Py_ASNATIVEBYTES_LITTLE_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
 
+    if (need < 0)
+        return -1;
+    if (need <= (Py_ssize_t)sizeof le) {
+        while (need > 0 && le[need - 1] == 0)
+            need--;
+        for (k = 8 * need; k > 0 && !(le[need - 1] >> ((k - 1) % 8)); k--)
+            ;
+        return k;
+    }
+#else
+    size_t nbits = _PyLong_NumBits(n);
+
+    if (nbits <= 8 * STACK_BYTES)
+        return (Py_ssize_t)nbits;
+#endif
+    bits = PyObject_CallMethod(n, "bit_length", NULL);
     if (bits == NULL)
         return -1;
     k = PyLong_AsSsize_t(bits);
