@@ -97,13 +97,29 @@ PyObject *arc4py_random_bits(Py_ssize_t k)
    `what` for anything else, floats included. */
 static PyObject *int_arg(PyObject *arg, const char *what)
 {
-    PyObject *index = PyFloat_Check(arg) ? NULL : PyNumber_Index(arg);
+    PyObject *index;
 
+    if (PyLong_CheckExact(arg)) {
+        Py_INCREF(arg);
+        return arg;
+    }
+    index = PyFloat_Check(arg) ? NULL : PyNumber_Index(arg);
     if (index == NULL &&
         (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)))
         PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", what,
                      Py_TYPE(arg)->tp_name);
     return index;
+}
+
+/* Whether the int n compares to 0 as `op` says: 1, 0, or -1 with an
+   exception set. */
+static int compare_zero(PyObject *n, int op)
+{
+    PyObject *zero = PyLong_FromLong(0); /* a cached small int */
+    int result = zero ? PyObject_RichCompareBool(n, zero, op) : -1;
+
+    Py_XDECREF(zero);
+    return result;
 }
 
 /* getrandbits(k) for every k but a small positive exact int. */
@@ -115,7 +131,7 @@ static RNG_NOINLINE PyObject *getrandbits_general(PyObject *arg)
 
     if (index == NULL)
         return NULL;
-    sign = PyObject_RichCompareBool(index, Py_False, Py_LT); /* < 0 */
+    sign = compare_zero(index, Py_LT);
     k = sign ? -1 : PyLong_AsSsize_t(index); /* OverflowError past maxsize */
     Py_DECREF(index);
     if (sign > 0) /* the stdlib's words */
@@ -174,40 +190,40 @@ static inline PyObject *randbelow_u64(uint64_t n, unsigned k)
     return PyLong_FromUnsignedLongLong(r);
 }
 
-/* The bit length of the exact int n > 0; -1 with an exception set.  Read
-   without a call where it fits STACK_BYTES (randrange(2**80) is common),
-   through int.bit_length() past that. */
-static Py_ssize_t bit_length(PyObject *n)
+/* The bit length of the exact int n if n > 0 and it has at most
+   8 * STACK_BYTES bits, else 0 (negative, zero, larger): read in place,
+   without raising (randrange(2**80) is common). */
+static Py_ssize_t positive_bit_length(PyObject *n)
 {
-    PyObject *bits;
-    Py_ssize_t k;
 #if PY_VERSION_HEX >= 0x030D0000
     unsigned char le[STACK_BYTES];
     Py_ssize_t need = PyLong_AsNativeBytes(
         n, le, sizeof le,
-        Py_ASNATIVEBYTES_LITTLE_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER);
+        Py_ASNATIVEBYTES_LITTLE_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    int top;
 
-    if (need < 0)
-        return -1;
-    if (need <= (Py_ssize_t)sizeof le) {
-        while (need > 0 && le[need - 1] == 0)
-            need--;
-        for (k = 8 * need; k > 0 && !(le[need - 1] >> ((k - 1) % 8)); k--)
-            ;
-        return k;
+    if (need < 0) { /* negative: ValueError */
+        PyErr_Clear();
+        return 0;
     }
+    if (need > (Py_ssize_t)sizeof le)
+        return 0;
+    while (need > 0 && le[need - 1] == 0)
+        need--;
+    if (need == 0)
+        return 0;
+    for (top = 8; !(le[need - 1] & (1u << (top - 1))); top--)
+        ;
+    return 8 * (need - 1) + top;
 #else
-    size_t nbits = _PyLong_NumBits(n);
+    size_t bits;
 
-    if (nbits <= 8 * STACK_BYTES)
-        return (Py_ssize_t)nbits;
+    if (_PyLong_Sign(n) <= 0)
+        return 0;
+    bits = _PyLong_NumBits(n);
+    return bits <= 8 * STACK_BYTES ? (Py_ssize_t)bits : 0;
 #endif
-    bits = PyObject_CallMethod(n, "bit_length", NULL);
-    if (bits == NULL)
-        return -1;
-    k = PyLong_AsSsize_t(bits);
-    Py_DECREF(bits);
-    return k;
 }
 
 /* The same loop for an n of more than 64 bits, in whole bytes. */
@@ -242,12 +258,19 @@ static RNG_NOINLINE PyObject *randbelow_long(PyObject *n, Py_ssize_t k)
 PyObject *arc4py_randbelow(PyObject *n)
 {
     Py_ssize_t k;
+    PyObject *bits;
 
     if (small_positive(n, &k))
         return randbelow_u64((uint64_t)k, 64 - (unsigned)RNG_CLZ64((uint64_t)k));
-    k = bit_length(n);
-    if (k < 0)
-        return NULL;
+    k = positive_bit_length(n);
+    if (k == 0) { /* more than 8 * STACK_BYTES bits */
+        if ((bits = PyObject_CallMethod(n, "bit_length", NULL)) == NULL)
+            return NULL;
+        k = PyLong_AsSsize_t(bits);
+        Py_DECREF(bits);
+        if (k < 0)
+            return NULL;
+    }
     if (k <= 64)
         return randbelow_u64(PyLong_AsUnsignedLongLong(n), (unsigned)k);
     return randbelow_long(n, k);
@@ -261,7 +284,7 @@ static RNG_NOINLINE PyObject *randbelow_general(PyObject *arg)
 
     if (n == NULL)
         return NULL;
-    positive = PyObject_RichCompareBool(n, Py_False, Py_GT); /* > 0 */
+    positive = compare_zero(n, Py_GT);
 #if PY_VERSION_HEX < 0x030B0000
     /* Before 3.11 the stdlib's _randbelow(0) returns 0, and choice([])
        relies on it to raise IndexError from the indexing. */
@@ -277,6 +300,19 @@ static RNG_NOINLINE PyObject *randbelow_general(PyObject *arg)
     return out;
 }
 
+/* _randbelow(n) for an exact int n that is not small and positive. */
+static RNG_NOINLINE PyObject *randbelow_exact(PyObject *n)
+{
+    Py_ssize_t k = positive_bit_length(n);
+
+    if (k > 64)
+        return randbelow_long(n, k);
+    if (k > 0)
+        return randbelow_u64(PyLong_AsUnsignedLongLong(n), (unsigned)k);
+    return randbelow_general(n); /* zero, negative, or past 4096 bits */
+}
+
+/* Every call in here is a tail call, as in getrandbits_method(). */
 static PyObject *randbelow_method(PyObject *self, PyObject *arg)
 {
     Py_ssize_t n;
@@ -284,6 +320,8 @@ static PyObject *randbelow_method(PyObject *self, PyObject *arg)
     (void)self;
     if (RNG_LIKELY(PyLong_CheckExact(arg) && small_positive(arg, &n)))
         return randbelow_u64((uint64_t)n, 64 - (unsigned)RNG_CLZ64((uint64_t)n));
+    if (PyLong_CheckExact(arg))
+        return randbelow_exact(arg);
     return randbelow_general(arg);
 }
 
