@@ -173,11 +173,11 @@ class Random(_Primitives, _stdlib.SystemRandom):
     A ``random.SystemRandom`` too: ``random()``, ``getrandbits()``,
     ``randbytes()`` and ``_randbelow()`` come from arc4py's C, and every
     other method of the stdlib class (``randrange``, ``shuffle``,
-    ``sample``, ``choices``, ``gauss``, ...) is built on them.  There is no
-    state to seed or save: ``seed()`` is ignored, ``getstate()`` and
-    ``setstate()`` raise ``NotImplementedError``, and pickling or copying
-    one gives a fresh ``Random`` of the same class (there is
-    nothing to replay), so one can be handed to another process.
+    ``sample``, ``choices``, ``gauss``, ...) is built on them.  There is
+    no state to seed or save, so nothing to replay: ``seed()`` is ignored,
+    ``getstate()`` and ``setstate()`` raise ``NotImplementedError``, and
+    pickling or copying one gives a fresh ``Random`` of the same class (so
+    one can be handed to another process).
 
     A method set on an instance (``rng.random = f``) is used wherever the
     stdlib's own code would call it, as on ``random.Random``.
@@ -191,7 +191,6 @@ class Random(_Primitives, _stdlib.SystemRandom):
         if type(self) is _plain_type and _real(a, &x) and _real(b, &y):
             return x + (y - x) * _draw()
         return _std.uniform(self, a, b)
-
 
     def triangular(self, low=0.0, high=1.0, mode=None):
         """Triangular distribution: continuous in [low, high] with the given
@@ -350,7 +349,8 @@ class Random(_Primitives, _stdlib.SystemRandom):
             independent trials of probability ``p`` each (0 <= X <= n)."""
             cdef double q
             if (type(self) is _plain_type and type(n) is int
-                    and 0 <= n <= 4503599627370496 and _real(p, &q) and 0.0 < q < 1.0):
+                    and 0 <= n <= 4503599627370496 and _real(p, &q)
+                    and 0.0 < q < 1.0):
                 return _binomial(self, n, q)
             return _std.binomialvariate(self, n, p)
 
@@ -412,8 +412,8 @@ SystemRandom = Random
 _inst = Random()
 __all__ = ["Random", "SystemRandom"]
 for _name in _stdlib.__all__:
-    if _name not in ("random", "choice") and callable(getattr(_inst, _name, None)) \
-            and not isinstance(getattr(_stdlib, _name), type):
+    if (_name not in ("random", "choice")
+            and not isinstance(getattr(_stdlib, _name), type)):
         globals()[_name] = getattr(_inst, _name)
         __all__.append(_name)
 del _name

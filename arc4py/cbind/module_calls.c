@@ -2,12 +2,13 @@
  * The hot functions of arc4py._core in C: arc4random(), random_u32(),
  * random_u64(), random(), arc4random_buf(n).  Each is METH_FASTCALL |
  * METH_KEYWORDS, the calling convention CPython (3.11+) specialises for
- * builtin functions, with its docstring and text signature below; _core.pyx adds them to the
- * module at import (arc4py_add_module_calls()).  The common call (no size,
- * or a small exact int for arc4random_buf) takes the generator's inlined
- * fast path (int_draws.h, rng_take()); a size hands the draw to
- * arc4py._numpy's draw_array(), loaded on first use: the one way there
- * (arc4py_sized_draw(), which arc4random_uniform's array also takes).
+ * builtin functions, with its docstring and text signature below;
+ * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
+ * The common call (no size, or a small exact int for arc4random_buf) takes
+ * the generator's inlined fast path (int_draws.h, rng_take()); a size hands
+ * the draw to arc4py._numpy's draw_array(), loaded on first use: the one
+ * way there (arc4py_sized_draw(), which arc4random_uniform's array also
+ * takes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
