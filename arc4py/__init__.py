@@ -123,5 +123,5 @@ def __dir__():
 # What __all__ names (and the methods behind it) is made immortal there
 # (arc4py/_core.pyx); a GIL build does nothing.
 _core._share_between_threads(
-    *[globals()[name] for name in __all__ if name in globals()],
+    globals(), *[globals()[name] for name in __all__ if name in globals()],
     _random._inst, *vars(_core.Random).values())

@@ -15,6 +15,7 @@ import sys
 import sysconfig
 import threading
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -233,8 +234,10 @@ CHILD = """
 @needs_free_threading
 def test_import_keeps_the_gil_off_and_the_workload_runs_without_it():
     env = child_env(PYTHON_GIL=None)
+    # this file's folder (the child imports it) and helpers.py's
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(TESTS_DIR)] + [p for p in [env.get("PYTHONPATH")] if p])
+        [str(Path(__file__).resolve().parent), str(TESTS_DIR)]
+        + [p for p in [env.get("PYTHONPATH")] if p])
     names = [n for n in _arc4py_modules() if n != "arc4py.__main__"]
     proc = run_child(CHILD, json.dumps(names), env=env, timeout=600)
     summary = last_json(proc)
