@@ -24,14 +24,16 @@
    good), published release/acquire. */
 static const void *numpy_draw_array;
 
+static const char numpy_missing_message[] =
+    "this arc4py feature needs numpy: pip install 'arc4py[numpy]'";
+
 /* ImportError naming the extra, chained to the error of the import. */
 static void numpy_missing(void)
 {
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *cause = PyErr_GetRaisedException(), *exc;
 
-    PyErr_SetString(PyExc_ImportError, "this arc4py feature needs numpy: "
-                    "pip install 'arc4py[numpy]'");
+    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
     exc = PyErr_GetRaisedException();
     PyException_SetCause(exc, cause); /* steals cause */
     PyErr_SetRaisedException(exc);
@@ -44,8 +46,7 @@ static void numpy_missing(void)
         PyException_SetTraceback(cause, tb);
     Py_XDECREF(type);
     Py_XDECREF(tb);
-    PyErr_SetString(PyExc_ImportError, "this arc4py feature needs numpy: "
-                    "pip install 'arc4py[numpy]'");
+    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
     PyErr_Fetch(&type2, &exc, &tb2);
     PyErr_NormalizeException(&type2, &exc, &tb2);
     PyException_SetCause(exc, cause); /* steals cause */
