@@ -99,8 +99,9 @@ extensions = [
     # The cores and the generator, with their Python face (_cores.pxi
     # included), the C API and the hot calls.
     Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
-    # arc4py.Random's methods (through _core's capsule: no C of its own).
-    Extension("arc4py._random_methods", ["arc4py/_random_methods.pyx"],
+    # arc4py.Random over _core's C base type, its distributions drawing
+    # through _core's capsule: no C of its own.
+    Extension("arc4py._random", ["arc4py/_random.pyx"],
               **common),
 ]
 

@@ -1,6 +1,6 @@
 # The C layers' headers (arc4py/csrc/ and the C API's include/arc4py/capi.h),
 # declared once for Cython; cimported by every Cython module (_core, _numpy,
-# _random_methods) and by _common.pxd.
+# _random) and by _common.pxd.
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
 cdef extern from "chacha20.h" nogil:
@@ -30,6 +30,7 @@ cdef extern from "generator.h" nogil:
         ARC4PY_FORK_ATFORK
         ARC4PY_DONTDUMP
         ARC4PY_FORK_VDSO
+    double arc4py_u64_to_double(uint64_t x)
     uint64_t arc4py_bitgen_u64(void *unused)
     uint32_t arc4py_bitgen_u32(void *unused)
     double arc4py_bitgen_double(void *unused)

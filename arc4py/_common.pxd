@@ -1,16 +1,13 @@
 # Helpers shared by the Cython modules (_core, _numpy and
-# _random_methods): inline, so each module compiles its own copy and none
+# _random): inline, so each module compiles its own copy and none
 # imports another for them.
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.number cimport PyNumber_Index
 from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.stdint cimport uint64_t
 
 from arc4py._cdefs cimport arc4py_capi, ARC4PY_CAPI_CAPSULE, ARC4PY_CAPI_V2_SIZE
 
-# The generator's calls: arc4py_rng_buf/_u64, or the C API's .fill/.random_u64.
+# The generator's fill: arc4py_rng_buf, or the C API's .fill.
 ctypedef int (*_buf_fn)(void *buf, size_t n) noexcept nogil
-ctypedef int (*_u64_fn)(uint64_t *out) noexcept nogil
 
 # The GIL threshold and the generator's errors, shared with the C of
 # arc4py/cbind/ (said once, in arc4py/cbind/binding.h).
@@ -22,9 +19,11 @@ cdef extern from "binding.h":
         NOGIL_BYTES "ARC4PY_NOGIL_BYTES"
     # Raise the error the generator's errno value ``err`` stands for.
     int _raise_os_error "arc4py_raise_os_error"(int err) except -1
-    # The unsigned little-endian int of ``n`` bytes at ``p``.
-    object _long_from_le_bytes "arc4py_long_from_le_bytes"(
-        const unsigned char *p, size_t n)
+    # The arrays arc4py._numpy.draw_array(kind, size) makes.
+    enum:
+        ARC4PY_ARRAY_U32
+        ARC4PY_ARRAY_U64
+        ARC4PY_ARRAY_DOUBLE
 
 
 cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
@@ -38,36 +37,6 @@ cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
     if err:
         _raise_os_error(err)
     return 0
-
-
-cdef inline object _random_bits(Py_ssize_t bits, _u64_fn u64, _buf_fn buf):
-    """An ``int`` of ``bits`` (>= 0) random bits: one ``u64`` draw up to 64,
-    else ``buf`` bytes, little-endian, with the excess high bits cleared."""
-    cdef uint64_t r
-    cdef int err
-    cdef Py_ssize_t nbytes
-    cdef unsigned char small[512]
-    cdef unsigned char *p = small
-    cdef bytes raw
-    if bits == 0:
-        return 0
-    if bits <= 64:
-        err = u64(&r)
-        if err:
-            _raise_os_error(err)
-        return r >> (64 - bits)
-    nbytes = bits // 8 + (bits % 8 != 0)  # (bits + 7) could overflow
-    if nbytes > <Py_ssize_t>sizeof(small):
-        raw = PyBytes_FromStringAndSize(NULL, nbytes)
-        p = <unsigned char *>PyBytes_AS_STRING(raw)
-    _fill_raw(buf, p, nbytes)
-    p[nbytes - 1] &= 0xFF >> (nbytes * 8 - bits)
-    return _long_from_le_bytes(p, <size_t>nbytes)
-
-
-cdef inline double _u64_to_double(uint64_t r) noexcept nogil:
-    """The top 53 bits of ``r`` as a float in [0.0, 1.0)."""
-    return <double>(r >> 11) * (1.0 / 9007199254740992.0)
 
 
 cdef inline object _int_arg(object n, str what):

@@ -5,11 +5,12 @@ extension module they are linked into.
 
 Thin on purpose: argument checks and conversions here, the work in C, the
 GIL released for anything large.  The hottest calls (arc4random,
-random_u32, random_u64, arc4random_buf) are C functions of their own
-(arc4py/cbind/module_calls.c), added to this module at import.  The public
+random_u32, random_u64, random, arc4random_buf) are C functions of their
+own (arc4py/cbind/module_calls.c), added to this module at import, and
+``Random`` is the C base type of ``arc4py.Random`` (its primitives,
+arc4py/cbind/random_methods.c), as ``_random.Random`` is the stdlib's.  The public
 names are re-exported by ``arc4py``; import them from there.
 """
-cimport cython
 from cpython.buffer cimport PyBuffer_Release
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 
@@ -30,7 +31,6 @@ from arc4py._cdefs cimport (
     arc4py_rng_select_core,
     arc4py_rng_core_name,
     arc4py_rng_buf,
-    arc4py_rng_u64,
     arc4py_rng_uniform,
     arc4py_rng_stir,
     arc4py_rng_fork_protection,
@@ -39,16 +39,18 @@ from arc4py._cdefs cimport (
     arc4py_rng_debug_reseeds,
     arc4py_rng_test_hooks,
 )
-from arc4py._common cimport (_fill_raw, _int_arg, _random_bits,
-                             _raise_os_error, _size_arg, _u64_to_double)
+from arc4py._common cimport (_fill_raw, _int_arg, _raise_os_error,
+                             _size_arg)
 
 # The binding layer's C (arc4py/cbind/cbind.h).
 cdef extern from "cbind.h":
     object arc4py_capi_capsule(const char **hand_out)
     int arc4py_add_module_calls(object module) except -1
-    object _numpy_module "arc4py_numpy_module"()
-    object arc4py_random_methods(object base, object getrandbits_def,
-                                 object randbelow_def)
+    object arc4py_numpy_module()
+    object arc4py_uniform_array(object size, uint32_t upper_bound)
+    object arc4py_random_type()
+    object arc4py_random_bits(Py_ssize_t k)
+    object arc4py_randbelow(object n)
 
 include "_cores.pxi"
 
@@ -80,7 +82,8 @@ def _select_backend(name):
 
 
 # ---- the generator --------------------------------------------------------
-# arc4random, random_u32, random_u64 and arc4random_buf: module_calls.c.
+# arc4random, random_u32, random_u64, random and arc4random_buf:
+# module_calls.c.
 arc4py_add_module_calls(_sys.modules[__name__])
 
 
@@ -129,7 +132,7 @@ def arc4random_uniform(upper_bound, size=None):
     if bound < 1 or bound > 0x100000000:
         raise ValueError(f"upper_bound must be in [1, 2**32], not {bound}")
     if size is not None:
-        return _numpy_module().uniform_u32_array(bound, size)
+        return arc4py_uniform_array(size, <uint32_t>(bound & 0xFFFFFFFF))
     err = arc4py_rng_uniform(<uint32_t>(bound & 0xFFFFFFFF), &r)
     if err:
         _raise_os_error(err)
@@ -138,7 +141,7 @@ def arc4random_uniform(upper_bound, size=None):
 
 def randbits(k):
     """An ``int`` with ``k`` random bits (``k`` >= 0)."""
-    return _random_bits(_size_arg(k, "k"), arc4py_rng_u64, arc4py_rng_buf)
+    return arc4py_random_bits(_size_arg(k, "k"))
 
 
 def randbelow(exclusive_upper_bound):
@@ -147,32 +150,18 @@ def randbelow(exclusive_upper_bound):
     n = _int_arg(exclusive_upper_bound, "exclusive_upper_bound")
     if n <= 0:
         raise ValueError(f"exclusive_upper_bound must be > 0, not {n}")
-    if n <= 0x100000000:
-        return arc4random_uniform(n)
-    k = n.bit_length()
-    r = randbits(k)
-    while r >= n:
-        r = randbits(k)
-    return r
+    return arc4py_randbelow(n)
 
 
-@cython.binding(False)
-def random(size=None):
-    # The signature line is written out, with the marker that makes it the
-    # __text_signature__: a non-binding function has no other signature.
-    """random(size=None)
---
+#: The C base type of ``arc4py.Random`` (arc4py/_random.pyx): its
+#: primitives random, getrandbits, randbytes and _randbelow.
+Random = arc4py_random_type()
 
-A ``float`` in [0.0, 1.0) with 53 random bits; with ``size`` (an int or
-a tuple) a ``numpy.ndarray`` of float64 of that shape."""
-    cdef uint64_t r
-    cdef int err
-    if size is not None:
-        return _numpy_module().random_double_array(size)
-    err = arc4py_rng_u64(&r)
-    if err:
-        _raise_os_error(err)
-    return _u64_to_double(r)
+
+def _load_numpy():
+    """``arc4py._numpy``, loaded on first use: the one loader, whose
+    ImportError names the ``arc4py[numpy]`` extra."""
+    return arc4py_numpy_module()
 
 
 def stir(*, all_threads=False):
@@ -269,13 +258,7 @@ if _os.environ.get("ARC4PY_BACKEND", ""):
         del _exc
 
 
-# ---- the C API capsule and arc4py.Random's C methods (arc4py/cbind/) -------
-
-def _random_method_descriptors(base, getrandbits_def, randbelow_def):
-    """arc4py.Random's (getrandbits, _randbelow) as method descriptors of
-    ``base`` (_random.Random), falling back to the two defs
-    (cbind/random_methods.c).  Once, for arc4py/__init__.py."""
-    return arc4py_random_methods(base, getrandbits_def, randbelow_def)
+# ---- the C API capsule (arc4py/cbind/capi.c) --------------------------------
 
 cdef const char *_hand_out_build = NULL
 # include/arc4py/capi.h's versioned table.

@@ -9,8 +9,8 @@ import it).  Everything here draws from the same per-thread C generator as
 extension module asks.  Import the public names from ``arc4py``.
 """
 cimport numpy as cnp
-from libc.stdint cimport uint32_t, uint64_t
-from libc.string cimport memcpy, memset
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
 from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
 
 from operator import index as _index
@@ -23,9 +23,11 @@ from arc4py._core import _C_API, arc4random_buf as _arc4random_buf
 
 cnp.import_array()
 
-from arc4py._cdefs cimport arc4py_capi
-from arc4py._common cimport (NOGIL_BYTES, _fill_raw, _generator_table, _int_arg,
-                             _raise_os_error, _size_arg, _u64_to_double)
+from arc4py._cdefs cimport arc4py_capi, arc4py_u64_to_double
+from arc4py._common cimport (ARC4PY_ARRAY_DOUBLE, ARC4PY_ARRAY_U32,
+                             ARC4PY_ARRAY_U64, _fill_raw,
+                             _generator_table, _int_arg, _raise_os_error,
+                             _size_arg)
 
 # The generator of arc4py._core; every draw below goes through it.
 cdef const arc4py_capi *_api = _generator_table(_C_API)
@@ -76,31 +78,21 @@ cdef cnp.ndarray _random_array_of_shape(tuple shape, int typenum):
     return out
 
 
-def random_u32_array(size):
-    """A new C-contiguous ``numpy.ndarray`` of uint32 of shape ``size``
-    (an int or a tuple of ints), uniform over [0, 2**32), filled in place.
+def draw_array(int kind, size):
+    """A new C-contiguous ``numpy.ndarray`` of shape ``size`` (an int or a
+    tuple of ints), filled in place: by ``kind`` (an ``ARC4PY_ARRAY_*`` of
+    arc4py/cbind/binding.h) uint32 or uint64 uniform over their range, or
+    float64 in [0.0, 1.0) with 53 random bits.
 
-    The same stream as ``arc4py.arc4random()``; what
-    ``arc4py.random_u32(size=...)`` returns.
+    The array form of every sized call of ``arc4py``, which hands it here
+    (arc4py/cbind/module_calls.c).
     """
-    return _random_array(size, cnp.NPY_UINT32)
-
-
-def random_u64_array(size):
-    """A new C-contiguous ``numpy.ndarray`` of uint64 of shape ``size``
-    (an int or a tuple of ints), uniform over [0, 2**64), filled in place.
-
-    What ``arc4py.random_u64(size=...)`` returns.
-    """
-    return _random_array(size, cnp.NPY_UINT64)
-
-
-def random_double_array(size):
-    """A new C-contiguous ``numpy.ndarray`` of float64 of shape ``size``,
-    each in [0.0, 1.0) with 53 random bits (as ``arc4py.random()``).
-
-    What ``arc4py.random(size=...)`` returns.
-    """
+    if kind == ARC4PY_ARRAY_U32:
+        return _random_array(size, cnp.NPY_UINT32)
+    if kind == ARC4PY_ARRAY_U64:
+        return _random_array(size, cnp.NPY_UINT64)
+    if kind != ARC4PY_ARRAY_DOUBLE:
+        raise ValueError(f"no array of kind {kind}")
     cdef cnp.ndarray out = _random_array(size, cnp.NPY_FLOAT64)
     cdef char *p = <char *>cnp.PyArray_DATA(out)
     cdef cnp.npy_intp i, n = cnp.PyArray_SIZE(out)
@@ -111,57 +103,8 @@ def random_double_array(size):
         # as a uint64 and rewritten as the double (memcpy: no aliasing).
         for i in range(n):
             memcpy(&word, p + 8 * i, 8)
-            x = _u64_to_double(word)
+            x = arc4py_u64_to_double(word)
             memcpy(p + 8 * i, &x, 8)
-    return out
-
-
-cdef int _uniform_in_place(uint32_t *v, cnp.npy_intp n,
-                           uint32_t bound) noexcept nogil:
-    """Map each of the ``n`` random words at ``v`` into [0, bound) (bound
-    0 standing for 2**32) as arc4py_rng_uniform does, Lemire's
-    multiply-shift, redrawing a word whose low product is biased; 0 or the
-    generator's errno value."""
-    cdef cnp.npy_intp i
-    cdef uint32_t r, threshold
-    cdef uint64_t m
-    cdef int err
-    if bound == 0:
-        return 0
-    threshold = (<uint32_t>(-bound)) % bound  # 2**32 mod bound
-    for i in range(n):
-        r = v[i]
-        m = <uint64_t>r * bound
-        while <uint32_t>m < threshold:
-            err = _api.random_u32(&r)
-            if err:
-                return err
-            m = <uint64_t>r * bound
-        v[i] = <uint32_t>(m >> 32)
-    return 0
-
-
-def uniform_u32_array(upper_bound, size):
-    """A new C-contiguous ``numpy.ndarray`` of uint32 of shape ``size``,
-    each uniform in [0, upper_bound) without modulo bias; ``upper_bound``
-    from 1 to 2**32, checked by the caller.
-
-    What ``arc4py.arc4random_uniform(upper_bound, size=...)`` returns.
-    """
-    cdef uint32_t bound = <uint32_t>(upper_bound & 0xFFFFFFFF)
-    cdef cnp.ndarray out = _random_array(size, cnp.NPY_UINT32)
-    cdef uint32_t *v = <uint32_t *>cnp.PyArray_DATA(out)
-    cdef cnp.npy_intp n = cnp.PyArray_SIZE(out)
-    cdef int err
-    if n * 4 >= NOGIL_BYTES:
-        with nogil:
-            err = _uniform_in_place(v, n, bound)
-    else:
-        err = _uniform_in_place(v, n, bound)
-    if err:
-        # Never hand out part of an array: wipe what was made.
-        memset(v, 0, <size_t>n * 4)
-        _raise_os_error(err)
     return out
 
 

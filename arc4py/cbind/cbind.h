@@ -3,22 +3,35 @@
 #define ARC4PY_CBIND_H
 #include <Python.h>
 
+#include "binding.h"
+
 /* capi.c: the capsule ARC4PY_CAPI_CAPSULE over the C API's table for this
    CPU (new reference); *hand_out is set to the build of its buffered
    calls ("avx512", "portable"). */
 PyObject *arc4py_capi_capsule(const char **hand_out);
 
-/* module_calls.c: add arc4random, random_u32, random_u64 and
+/* module_calls.c: add arc4random, random_u32, random_u64, random and
    arc4random_buf to module; 0, or -1 with an exception set. */
 int arc4py_add_module_calls(PyObject *module);
-/* module_calls.c: arc4py._numpy (new reference), loaded on first call;
-   NULL with an ImportError naming the arc4py[numpy] extra. */
+/* module_calls.c: arc4py._numpy (new reference); NULL with an ImportError
+   naming the arc4py[numpy] extra.  The one loader of numpy. */
 PyObject *arc4py_numpy_module(void);
+/* module_calls.c: the array of `kind` and shape `size`
+   (arc4py._numpy.draw_array). */
+PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size);
+/* module_calls.c: a uint32 array of shape `size`, each uniform in
+   [0, upper_bound) (0 standing for 2**32). */
+PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound);
+/* module_calls.c: `function`(n)'s bytes, for arc4random_buf and
+   Random.randbytes (a vectorcall's arguments). */
+PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames);
 
-/* random_methods.c: arc4py.Random's getrandbits and _randbelow as method
-   descriptors of `base` (_random.Random), falling back to the two Cython
-   defs given; a tuple in that order (new reference).  Called once, at
-   import. */
-PyObject *arc4py_random_methods(PyObject *base, PyObject *getrandbits_def,
-                                PyObject *randbelow_def);
+/* random_methods.c: the C base type of arc4py.Random (new reference),
+   made once, at import. */
+PyObject *arc4py_random_type(void);
+/* random_methods.c: an int of k >= 0 random bits. */
+PyObject *arc4py_random_bits(Py_ssize_t k);
+/* random_methods.c: a uniform int in [0, n) for an exact int n > 0. */
+PyObject *arc4py_randbelow(PyObject *n);
 #endif

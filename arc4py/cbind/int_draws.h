@@ -1,8 +1,8 @@
 /*
- * Random ints for the C entry points of the hot Python calls
- * (module_calls.c, random_methods.c): the generator's fast path inlined
- * (rng_take_buffered() of arc4py/csrc/rng_hot_path.h), the int built
- * straight from the draw.
+ * Random ints, floats and bytes for the C entry points of the hot Python
+ * calls (module_calls.c, random_methods.c): the generator's fast path
+ * inlined (rng_take_buffered() of arc4py/csrc/rng_hot_path.h), the object
+ * built straight from the draw.
  */
 #ifndef ARC4PY_INT_DRAWS_H
 #define ARC4PY_INT_DRAWS_H
@@ -12,6 +12,7 @@
 #endif
 
 #include "binding.h"
+#include "generator.h"
 #include "rng_hot_path.h"
 
 /* The exception for the generator's errno value err; NULL. */
@@ -82,5 +83,66 @@ static inline PyObject *u64_draw(unsigned shift)
     return RNG_LIKELY(rng_take_buffered(&r, sizeof r))
                ? PyLong_FromUnsignedLongLong(r >> shift)
                : u64_unbuffered(shift);
+}
+
+static RNG_COLD_NOINLINE PyObject *double_unbuffered(void)
+{
+    uint64_t r;
+    int err = rng_buf_slow(&r, sizeof r);
+
+    return RNG_UNLIKELY(err) ? entropy_error(err)
+                             : PyFloat_FromDouble(arc4py_u64_to_double(r));
+}
+
+/* random(): a float in [0.0, 1.0) with 53 random bits. */
+static inline PyObject *double_draw(void)
+{
+    uint64_t r;
+
+    return RNG_LIKELY(rng_take_buffered(&r, sizeof r))
+               ? PyFloat_FromDouble(arc4py_u64_to_double(r))
+               : double_unbuffered();
+}
+
+/* n random bytes, n >= ARC4PY_NOGIL_BYTES: the GIL dropped while they
+   fill. */
+static RNG_NOINLINE PyObject *large_random_bytes(Py_ssize_t n)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    int err;
+
+    if (out == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_MemoryError))
+            PyErr_Format(PyExc_MemoryError, "cannot allocate %zd bytes",
+                         n);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    err = arc4py_rng_buf(PyBytes_AS_STRING(out), (size_t)n);
+    Py_END_ALLOW_THREADS
+    if (err) {
+        Py_DECREF(out);
+        return entropy_error(err);
+    }
+    return out;
+}
+
+/* n random bytes, n >= 0. */
+static inline PyObject *random_bytes(Py_ssize_t n)
+{
+    PyObject *out;
+    int err;
+
+    if (RNG_UNLIKELY(n >= ARC4PY_NOGIL_BYTES))
+        return large_random_bytes(n);
+    out = PyBytes_FromStringAndSize(NULL, n);
+    if (RNG_UNLIKELY(out == NULL))
+        return NULL;
+    err = rng_take(PyBytes_AS_STRING(out), (size_t)n);
+    if (RNG_UNLIKELY(err)) {
+        Py_DECREF(out);
+        return entropy_error(err);
+    }
+    return out;
 }
 #endif

@@ -1,12 +1,14 @@
 /*
  * The hot functions of arc4py._core in C: arc4random(), random_u32(),
- * random_u64(), arc4random_buf(n).  Each is METH_FASTCALL | METH_KEYWORDS,
- * the calling convention CPython (3.11+) specialises for builtin functions,
- * with its docstring and text signature below; _core.pyx adds them to the
- * module at import (arc4py_add_module_calls()).  The common call (no size,
- * or a small exact int for arc4random_buf) takes the generator's inlined
- * fast path (int_draws.h, rng_take()); a size hands the draw to
- * arc4py._numpy, loaded on first use.
+ * random_u64(), random(), arc4random_buf(n).  Each is METH_FASTCALL |
+ * METH_KEYWORDS, the calling convention CPython (3.11+) specialises for
+ * builtin functions, with its docstring and text signature below;
+ * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
+ * The common call (no size, or a small exact int for arc4random_buf) takes
+ * the generator's inlined fast path (int_draws.h, rng_take()); a size hands
+ * the draw to arc4py._numpy's draw_array(), loaded on first use: the one
+ * way there (arc4py_sized_draw(), which arc4random_uniform's array also
+ * takes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -17,10 +19,13 @@
 
 /* ---- arc4py._numpy, loaded on first use --------------------------------- */
 
-/* The module once loaded, or NULL.  Without the GIL threads may load it at
-   once: every store is of the same module (a reference kept for good),
-   published release/acquire. */
-static const void *numpy_module;
+/* Its draw_array() once loaded, or NULL.  Without the GIL threads may load
+   it at once: every store is of the same function (a reference kept for
+   good), published release/acquire. */
+static const void *numpy_draw_array;
+
+static const char numpy_missing_message[] =
+    "this arc4py feature needs numpy: pip install 'arc4py[numpy]'";
 
 /* ImportError naming the extra, chained to the error of the import. */
 static void numpy_missing(void)
@@ -28,8 +33,7 @@ static void numpy_missing(void)
 #if PY_VERSION_HEX >= 0x030C0000
     PyObject *cause = PyErr_GetRaisedException(), *exc;
 
-    PyErr_SetString(PyExc_ImportError, "this arc4py feature needs numpy: "
-                    "pip install 'arc4py[numpy]'");
+    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
     exc = PyErr_GetRaisedException();
     PyException_SetCause(exc, cause); /* steals cause */
     PyErr_SetRaisedException(exc);
@@ -42,8 +46,7 @@ static void numpy_missing(void)
         PyException_SetTraceback(cause, tb);
     Py_XDECREF(type);
     Py_XDECREF(tb);
-    PyErr_SetString(PyExc_ImportError, "this arc4py feature needs numpy: "
-                    "pip install 'arc4py[numpy]'");
+    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
     PyErr_Fetch(&type2, &exc, &tb2);
     PyErr_NormalizeException(&type2, &exc, &tb2);
     PyException_SetCause(exc, cause); /* steals cause */
@@ -53,38 +56,69 @@ static void numpy_missing(void)
 
 PyObject *arc4py_numpy_module(void)
 {
-    PyObject *m = (PyObject *)rng_load_ptr(&numpy_module), *numpy;
+    PyObject *numpy = PyImport_ImportModule("numpy"), *m = NULL;
 
-    if (m != NULL) {
-        Py_INCREF(m);
-        return m;
-    }
-    numpy = PyImport_ImportModule("numpy");
     if (numpy != NULL) {
         Py_DECREF(numpy);
         m = PyImport_ImportModule("arc4py._numpy");
     }
-    if (m == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ImportError))
-            numpy_missing();
-        return NULL;
-    }
-    Py_INCREF(m); /* the cache's, kept for good */
-    rng_store_ptr(&numpy_module, m);
+    if (m == NULL && PyErr_ExceptionMatches(PyExc_ImportError))
+        numpy_missing();
     return m;
 }
 
-/* arc4py._numpy.<function>(size): an array of draws. */
-static PyObject *numpy_draw(const char *function, PyObject *size)
+PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size)
 {
-    PyObject *m = arc4py_numpy_module(), *name, *out;
+    PyObject *draw = (PyObject *)rng_load_ptr(&numpy_draw_array), *args[2];
 
-    if (m == NULL)
+    if (draw == NULL) {
+        PyObject *m = arc4py_numpy_module();
+
+        if (m == NULL)
+            return NULL;
+        draw = PyObject_GetAttrString(m, "draw_array");
+        Py_DECREF(m);
+        if (draw == NULL)
+            return NULL;
+        rng_store_ptr(&numpy_draw_array, draw); /* kept for good */
+    }
+    args[0] = PyLong_FromLong(kind);
+    if (args[0] == NULL)
         return NULL;
-    name = PyUnicode_FromString(function);
-    out = name ? PyObject_CallMethodOneArg(m, name, size) : NULL;
-    Py_XDECREF(name);
-    Py_DECREF(m);
+    args[1] = size;
+    draw = PyObject_Vectorcall(draw, args, 2, NULL);
+    Py_DECREF(args[0]);
+    return draw;
+}
+
+PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound)
+{
+    PyObject *out = arc4py_sized_draw(ARC4PY_ARRAY_U32, size);
+    Py_buffer view;
+    int err;
+
+    if (out == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    if (view.len >= ARC4PY_NOGIL_BYTES) {
+        Py_BEGIN_ALLOW_THREADS
+        err = arc4py_rng_uniform_words(view.buf, (size_t)view.len / 4,
+                                       upper_bound);
+        Py_END_ALLOW_THREADS
+    } else {
+        err = arc4py_rng_uniform_words(view.buf, (size_t)view.len / 4,
+                                       upper_bound);
+    }
+    if (err) /* never hand out part of an array: wipe what was made */
+        memset(view.buf, 0, (size_t)view.len);
+    PyBuffer_Release(&view);
+    if (err) {
+        Py_DECREF(out);
+        return entropy_error(err);
+    }
     return out;
 }
 
@@ -126,21 +160,33 @@ static inline int no_size(PyObject *const *args, Py_ssize_t nargs,
            (nargs == 0 || (nargs == 1 && args[0] == Py_None));
 }
 
-/* ---- the integer draws -------------------------------------------------- */
+/* ---- the integer and float draws ----------------------------------------- */
 
-/* Any call but the plain one: size=None by keyword, an array, bad input. */
+/* Any call but the plain one: size=None by keyword, an array, bad input.
+   `keyword_only`: size may not be given by position (random()). */
 static RNG_NOINLINE PyObject *sized_call(const char *function,
-                                         const char *array_function,
-                                         unsigned bits, PyObject *const *args,
+                                         enum arc4py_array_kind kind,
+                                         int keyword_only,
+                                         PyObject *const *args,
                                          Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *size;
 
+    if (keyword_only && nargs > 0)
+        return PyErr_Format(PyExc_TypeError, "%s() takes no positional "
+                            "arguments (%zd given)", function, nargs);
     if (one_arg(function, "size", args, nargs, kwnames, &size) < 0)
         return NULL;
     if (size != NULL && size != Py_None)
-        return numpy_draw(array_function, size);
-    return bits == 32 ? u32_draw(0) : u64_draw(0);
+        return arc4py_sized_draw(kind, size);
+    switch (kind) {
+    case ARC4PY_ARRAY_U32:
+        return u32_draw(0);
+    case ARC4PY_ARRAY_U64:
+        return u64_draw(0);
+    default:
+        return double_draw();
+    }
 }
 
 static PyObject *py_arc4random(PyObject *module, PyObject *const *args,
@@ -148,7 +194,7 @@ static PyObject *py_arc4random(PyObject *module, PyObject *const *args,
 {
     (void)module;
     if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
-        return sized_call("arc4random", "random_u32_array", 32, args, nargs,
+        return sized_call("arc4random", ARC4PY_ARRAY_U32, 0, args, nargs,
                           kwnames);
     return u32_draw(0);
 }
@@ -158,7 +204,7 @@ static PyObject *py_random_u32(PyObject *module, PyObject *const *args,
 {
     (void)module;
     if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
-        return sized_call("random_u32", "random_u32_array", 32, args, nargs,
+        return sized_call("random_u32", ARC4PY_ARRAY_U32, 0, args, nargs,
                           kwnames);
     return u32_draw(0);
 }
@@ -168,54 +214,22 @@ static PyObject *py_random_u64(PyObject *module, PyObject *const *args,
 {
     (void)module;
     if (RNG_UNLIKELY(!no_size(args, nargs, kwnames)))
-        return sized_call("random_u64", "random_u64_array", 64, args, nargs,
+        return sized_call("random_u64", ARC4PY_ARRAY_U64, 0, args, nargs,
                           kwnames);
     return u64_draw(0);
 }
 
+static PyObject *py_random(PyObject *module, PyObject *const *args,
+                           Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)module;
+    if (RNG_UNLIKELY(nargs != 0 || kwnames != NULL))
+        return sized_call("random", ARC4PY_ARRAY_DOUBLE, 1, args, nargs,
+                          kwnames);
+    return double_draw();
+}
+
 /* ---- arc4random_buf ----------------------------------------------------- */
-
-/* n random bytes, n >= ARC4PY_NOGIL_BYTES: the GIL dropped while they
-   fill. */
-static RNG_NOINLINE PyObject *large_random_bytes(Py_ssize_t n)
-{
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
-    int err;
-
-    if (out == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_MemoryError))
-            PyErr_Format(PyExc_MemoryError, "arc4random_buf: cannot "
-                         "allocate %zd bytes", n);
-        return NULL;
-    }
-    Py_BEGIN_ALLOW_THREADS
-    err = arc4py_rng_buf(PyBytes_AS_STRING(out), (size_t)n);
-    Py_END_ALLOW_THREADS
-    if (err) {
-        Py_DECREF(out);
-        return entropy_error(err);
-    }
-    return out;
-}
-
-/* n random bytes, n >= 0. */
-static inline PyObject *random_bytes(Py_ssize_t n)
-{
-    PyObject *out;
-    int err;
-
-    if (RNG_UNLIKELY(n >= ARC4PY_NOGIL_BYTES))
-        return large_random_bytes(n);
-    out = PyBytes_FromStringAndSize(NULL, n);
-    if (RNG_UNLIKELY(out == NULL))
-        return NULL;
-    err = rng_take(PyBytes_AS_STRING(out), (size_t)n);
-    if (RNG_UNLIKELY(err)) {
-        Py_DECREF(out);
-        return entropy_error(err);
-    }
-    return out;
-}
 
 /* n as a size: TypeError for a non-int, ValueError for a negative,
    OverflowError past sys.maxsize; -1 with the error set. */
@@ -246,13 +260,12 @@ static RNG_NOINLINE Py_ssize_t size_arg(PyObject *n)
     return size < 0 ? -1 : size;
 }
 
-static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
-                                   Py_ssize_t nargs, PyObject *kwnames)
+PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames)
 {
     PyObject *arg;
     Py_ssize_t n;
 
-    (void)module;
     if (RNG_LIKELY(nargs == 1 && kwnames == NULL &&
                    PyLong_CheckExact(args[0]))) {
         n = PyLong_AsSsize_t(args[0]);
@@ -260,13 +273,20 @@ static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
             return random_bytes(n);
         PyErr_Clear(); /* too large either way: size_arg() says which */
     }
-    if (one_arg("arc4random_buf", "n", args, nargs, kwnames, &arg) < 0)
+    if (one_arg(function, "n", args, nargs, kwnames, &arg) < 0)
         return NULL;
     if (arg == NULL)
-        return PyErr_Format(PyExc_TypeError, "arc4random_buf() missing "
-                            "required argument 'n' (pos 1)");
+        return PyErr_Format(PyExc_TypeError, "%s() missing required "
+                            "argument 'n' (pos 1)", function);
     n = size_arg(arg);
     return n < 0 ? NULL : random_bytes(n);
+}
+
+static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
+                                   Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)module;
+    return arc4py_bytes_call("arc4random_buf", args, nargs, kwnames);
 }
 
 #define FASTCALL(fn) (PyCFunction)(void (*)(void))(fn), \
@@ -286,6 +306,10 @@ static PyMethodDef module_calls[] = {
      "random_u64(size=None)\n--\n\n"
      "A random ``int`` in [0, 2**64), or with ``size`` an ``ndarray`` of\n"
      "uint64 of that shape."},
+    {"random", FASTCALL(py_random),
+     "random(*, size=None)\n--\n\n"
+     "A ``float`` in [0.0, 1.0) with 53 random bits; with ``size`` (an int\n"
+     "or a tuple) a ``numpy.ndarray`` of float64 of that shape."},
     {"arc4random_buf", FASTCALL(py_arc4random_buf),
      "arc4random_buf(n)\n--\n\n"
      "``n`` random bytes (``n`` an int >= 0)."},

@@ -1,14 +1,11 @@
 /*
- * arc4py.Random's one-argument hot methods, getrandbits(k) and
- * _randbelow(n), as method descriptors of the stdlib's C base class
- * (_random.Random), the kind its own Mersenne Twister methods are: CPython
- * specialises their calls (METH_O), which it does not for a Cython
- * function of two arguments (measured: getrandbits(32) 27-31 ns as a
- * descriptor, 42-48 ns as a Cython def, MT 27-29 ns).  Ints of 1 to 4096
- * bits are served here; every other argument goes to the Cython def
- * (arc4py/_random_methods.pyx), with its errors.  (random() stays a Cython
- * function: with no argument that is as fast.)  arc4py/__init__.py makes
- * them once, through arc4py._core._random_method_descriptors().
+ * arc4py._core.Random: the C base type of arc4py.Random (arc4py/_random.pyx),
+ * as _random.Random is the Mersenne Twister's.  It holds the primitives the
+ * stdlib's random.Random builds its other methods on: random(),
+ * getrandbits(k), randbytes(n) and _randbelow(n), method descriptors of the
+ * kinds CPython specialises the calls of (METH_NOARGS, METH_O, vectorcall).
+ * The package's one int of k random bits and one uniform int below n are
+ * these: arc4py._core's randbits() and randbelow() call them too.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,19 +13,8 @@
 #include "cbind.h"
 #include "int_draws.h"
 
-enum { METHOD_GETRANDBITS, METHOD_RANDBELOW, METHOD_N };
-static PyObject *method_fallback[METHOD_N];
-
-/* (out of line: its argument array would give the fast paths a frame) */
-static RNG_NOINLINE PyObject *method_slow(int which, PyObject *self, PyObject *arg)
-{
-    PyObject *args[2] = {self, arg};
-
-    return PyObject_Vectorcall(method_fallback[which], args, 2, NULL);
-}
-
-/* getrandbits(k) up to this many bits is served here, from the stack. */
-#define GETRANDBITS_BYTES 512
+/* An int's draw of up to this many bytes is made on the stack. */
+#define STACK_BYTES 512
 
 /* A small positive int's value, read in place: no call, no overflow check
    (the Mersenne Twister's own getrandbits makes one call here).  1 with *v
@@ -52,92 +38,123 @@ static inline int small_positive(PyObject *arg, Py_ssize_t *v)
     return 0;
 }
 
-/* getrandbits(k) for 64 < k <= 8 * GETRANDBITS_BYTES: whole bytes,
-   little-endian, the excess high bits cleared. */
-static RNG_NOINLINE PyObject *getrandbits_bytes(Py_ssize_t k)
+/* n random bytes into p: the GIL dropped while a large request fills. */
+static int fill_bytes(unsigned char *p, Py_ssize_t n)
 {
-    unsigned char bytes[GETRANDBITS_BYTES];
-    Py_ssize_t n = (k + 7) / 8;
-    int err = rng_take(bytes, (size_t)n);
+    int err;
 
-    if (RNG_UNLIKELY(err))
-        return entropy_error(err);
-    bytes[n - 1] &= (unsigned char)(0xFF >> (8 * n - k));
-    return arc4py_long_from_le_bytes(bytes, (size_t)n);
+    if (n < ARC4PY_NOGIL_BYTES)
+        return rng_take(p, (size_t)n);
+    Py_BEGIN_ALLOW_THREADS
+    err = arc4py_rng_buf(p, (size_t)n);
+    Py_END_ALLOW_THREADS
+    return err;
 }
 
-/* A k getrandbits_method() does not serve (0, negative, large, past
-   sys.maxsize): the Cython def's, with its errors. */
-static RNG_NOINLINE PyObject *getrandbits_refused(PyObject *self, PyObject *arg)
+/* A scratch buffer of n bytes: `stack` if it fits, else the heap. */
+static unsigned char *scratch(unsigned char *stack, Py_ssize_t n)
 {
-    PyErr_Clear(); /* PyLong_AsSsize_t's OverflowError, if any */
-    return method_slow(METHOD_GETRANDBITS, self, arg);
+    unsigned char *p = n <= STACK_BYTES ? stack : PyMem_Malloc((size_t)n);
+
+    if (p == NULL)
+        PyErr_NoMemory();
+    return p;
 }
 
-static inline PyObject *getrandbits_k(PyObject *self, PyObject *arg, Py_ssize_t k)
+/* k > 64 random bits: whole bytes, little-endian, the excess high bits of
+   the top byte cleared. */
+static RNG_NOINLINE PyObject *bits_long(Py_ssize_t k)
 {
-    if (k <= 0 || k > 8 * GETRANDBITS_BYTES)
-        return getrandbits_refused(self, arg);
+    unsigned char stack[STACK_BYTES], *p;
+    Py_ssize_t n = k / 8 + (k % 8 != 0); /* (k + 7 could overflow) */
+    PyObject *out = NULL;
+    int err;
+
+    if ((p = scratch(stack, n)) == NULL)
+        return NULL;
+    err = fill_bytes(p, n);
+    if (RNG_LIKELY(!err)) {
+        p[n - 1] &= (unsigned char)(0xFF >> ((8 - k % 8) % 8));
+        out = arc4py_long_from_le_bytes(p, (size_t)n);
+    } else {
+        entropy_error(err);
+    }
+    if (p != stack)
+        PyMem_Free(p);
+    return out;
+}
+
+PyObject *arc4py_random_bits(Py_ssize_t k)
+{
     if (k <= 32)
-        return u32_draw((unsigned)(32 - k));
+        return k == 0 ? PyLong_FromLong(0) : u32_draw((unsigned)(32 - k));
     if (k <= 64)
         return u64_draw((unsigned)(64 - k));
-    return getrandbits_bytes(k);
+    return bits_long(k);
 }
 
-/* An int that is not small: its value through the API. */
-static RNG_NOINLINE PyObject *getrandbits_large_int(PyObject *self, PyObject *arg)
+/* arg as an exact int (operator.index), new reference; TypeError naming
+   `what` for anything else, floats included. */
+static PyObject *int_arg(PyObject *arg, const char *what)
 {
-    return getrandbits_k(self, arg, PyLong_AsSsize_t(arg));
+    PyObject *index;
+
+    if (PyLong_CheckExact(arg)) {
+        Py_INCREF(arg);
+        return arg;
+    }
+    index = PyFloat_Check(arg) ? NULL : PyNumber_Index(arg);
+    if (index == NULL &&
+        (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)))
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", what,
+                     Py_TYPE(arg)->tp_name);
+    return index;
 }
 
-/* Every call in here is a tail call: the common case (a small int k of 1
-   to 64) needs no stack frame. */
+/* Whether the int n compares to 0 as `op` says: 1, 0, or -1 with an
+   exception set. */
+static int compare_zero(PyObject *n, int op)
+{
+    PyObject *zero = PyLong_FromLong(0); /* a cached small int */
+    int result = zero ? PyObject_RichCompareBool(n, zero, op) : -1;
+
+    Py_XDECREF(zero);
+    return result;
+}
+
+/* getrandbits(k) for every k but a small positive exact int. */
+static RNG_NOINLINE PyObject *getrandbits_general(PyObject *arg)
+{
+    PyObject *index = int_arg(arg, "number of bits");
+    Py_ssize_t k;
+    int sign;
+
+    if (index == NULL)
+        return NULL;
+    sign = compare_zero(index, Py_LT);
+    k = sign ? -1 : PyLong_AsSsize_t(index); /* OverflowError past maxsize */
+    Py_DECREF(index);
+    if (sign > 0) /* the stdlib's words */
+        return PyErr_Format(PyExc_ValueError, "number of bits must be "
+                            "non-negative");
+    return k < 0 ? NULL : arc4py_random_bits(k);
+}
+
+/* Every call in here is a tail call: the common case (a small int k)
+   needs no stack frame. */
 static PyObject *getrandbits_method(PyObject *self, PyObject *arg)
 {
     Py_ssize_t k;
 
-    if (!PyLong_CheckExact(arg))
-        return method_slow(METHOD_GETRANDBITS, self, arg);
-    if (small_positive(arg, &k))
-        return getrandbits_k(self, arg, k);
-    return getrandbits_large_int(self, arg);
-}
-
-/* The bit length of the exact int n if n > 0 and it has at most
-   8 * GETRANDBITS_BYTES bits, else 0 (negative, zero, larger): found
-   without raising, since an exception costs more than the draw. */
-static Py_ssize_t positive_bit_length(PyObject *n)
-{
-#if PY_VERSION_HEX >= 0x030D0000
-    unsigned char le[GETRANDBITS_BYTES];
-    Py_ssize_t need = PyLong_AsNativeBytes(
-        n, le, sizeof le,
-        Py_ASNATIVEBYTES_LITTLE_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
-            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
-    int top;
-
-    if (need < 0) { /* negative: ValueError */
-        PyErr_Clear();
-        return 0;
+    (void)self;
+    if (RNG_LIKELY(PyLong_CheckExact(arg) && small_positive(arg, &k))) {
+        if (k <= 32)
+            return u32_draw((unsigned)(32 - k));
+        if (k <= 64)
+            return u64_draw((unsigned)(64 - k));
+        return bits_long(k);
     }
-    if (need > (Py_ssize_t)sizeof le)
-        return 0;
-    while (need > 0 && le[need - 1] == 0)
-        need--;
-    if (need == 0)
-        return 0;
-    for (top = 8; !(le[need - 1] & (1u << (top - 1))); top--)
-        ;
-    return 8 * (need - 1) + top;
-#else
-    size_t bits;
-
-    if (_PyLong_Sign(n) <= 0)
-        return 0;
-    bits = _PyLong_NumBits(n);
-    return bits <= 8 * GETRANDBITS_BYTES ? (Py_ssize_t)bits : 0;
-#endif
+    return getrandbits_general(arg);
 }
 
 /*
@@ -173,80 +190,183 @@ static inline PyObject *randbelow_u64(uint64_t n, unsigned k)
     return PyLong_FromUnsignedLongLong(r);
 }
 
-/* Any other exact int n: its bit length through the API. */
-static RNG_NOINLINE PyObject *randbelow_general(PyObject *self, PyObject *arg)
+/* The bit length of the exact int n if n > 0 and it has at most
+   8 * STACK_BYTES bits, else 0 (negative, zero, larger): read in place,
+   without raising (randrange(2**80) is common). */
+static Py_ssize_t positive_bit_length(PyObject *n)
 {
-    unsigned char bytes[GETRANDBITS_BYTES];
-    Py_ssize_t k = positive_bit_length(arg), nbytes;
-    int err;
+#if PY_VERSION_HEX >= 0x030D0000
+    unsigned char le[STACK_BYTES];
+    Py_ssize_t need = PyLong_AsNativeBytes(
+        n, le, sizeof le,
+        Py_ASNATIVEBYTES_LITTLE_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER |
+            Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+    int top;
 
-    if (k == 0)
-        return method_slow(METHOD_RANDBELOW, self, arg);
-    if (k <= 64)
-        return randbelow_u64(PyLong_AsUnsignedLongLong(arg), (unsigned)k);
-    nbytes = (k + 7) / 8;
-    for (;;) {
-        PyObject *big;
-        int below;
-
-        err = rng_take(bytes, (size_t)nbytes);
-        if (RNG_UNLIKELY(err))
-            return entropy_error(err);
-        bytes[nbytes - 1] &= (unsigned char)(0xFF >> (8 * nbytes - k));
-        big = arc4py_long_from_le_bytes(bytes, (size_t)nbytes);
-        if (big == NULL)
-            return NULL;
-        below = PyObject_RichCompareBool(big, arg, Py_LT);
-        if (below != 0)
-            return below > 0 ? big : (Py_DECREF(big), NULL);
-        Py_DECREF(big);
+    if (need < 0) { /* negative: ValueError */
+        PyErr_Clear();
+        return 0;
     }
+    if (need > (Py_ssize_t)sizeof le)
+        return 0;
+    while (need > 0 && le[need - 1] == 0)
+        need--;
+    if (need == 0)
+        return 0;
+    for (top = 8; !(le[need - 1] & (1u << (top - 1))); top--)
+        ;
+    return 8 * (need - 1) + top;
+#else
+    size_t bits;
+
+    if (_PyLong_Sign(n) <= 0)
+        return 0;
+    bits = _PyLong_NumBits(n);
+    return bits <= 8 * STACK_BYTES ? (Py_ssize_t)bits : 0;
+#endif
 }
 
+/* The same loop for an n of more than 64 bits, in whole bytes. */
+static RNG_NOINLINE PyObject *randbelow_long(PyObject *n, Py_ssize_t k)
+{
+    unsigned char stack[STACK_BYTES], *p;
+    Py_ssize_t nbytes = k / 8 + (k % 8 != 0);
+    PyObject *big = NULL;
+    int err, below = 0;
+
+    if ((p = scratch(stack, nbytes)) == NULL)
+        return NULL;
+    while (below == 0) {
+        Py_XDECREF(big);
+        big = NULL;
+        err = fill_bytes(p, nbytes);
+        if (RNG_UNLIKELY(err)) {
+            entropy_error(err);
+            break;
+        }
+        p[nbytes - 1] &= (unsigned char)(0xFF >> ((8 - k % 8) % 8));
+        big = arc4py_long_from_le_bytes(p, (size_t)nbytes);
+        below = big ? PyObject_RichCompareBool(big, n, Py_LT) : -1;
+    }
+    if (p != stack)
+        PyMem_Free(p);
+    if (below < 0)
+        Py_CLEAR(big);
+    return big;
+}
+
+PyObject *arc4py_randbelow(PyObject *n)
+{
+    Py_ssize_t k;
+    PyObject *bits;
+
+    if (small_positive(n, &k))
+        return randbelow_u64((uint64_t)k, 64 - (unsigned)RNG_CLZ64((uint64_t)k));
+    k = positive_bit_length(n);
+    if (k == 0) { /* more than 8 * STACK_BYTES bits */
+        if ((bits = PyObject_CallMethod(n, "bit_length", NULL)) == NULL)
+            return NULL;
+        k = PyLong_AsSsize_t(bits);
+        Py_DECREF(bits);
+        if (k < 0)
+            return NULL;
+    }
+    if (k <= 64)
+        return randbelow_u64(PyLong_AsUnsignedLongLong(n), (unsigned)k);
+    return randbelow_long(n, k);
+}
+
+/* _randbelow(n) for every n but a small positive exact int. */
+static RNG_NOINLINE PyObject *randbelow_general(PyObject *arg)
+{
+    PyObject *n = int_arg(arg, "n"), *out;
+    int positive;
+
+    if (n == NULL)
+        return NULL;
+    positive = compare_zero(n, Py_GT);
+#if PY_VERSION_HEX < 0x030B0000
+    /* Before 3.11 the stdlib's _randbelow(0) returns 0, and choice([])
+       relies on it to raise IndexError from the indexing. */
+    if (positive == 0 && PyObject_Not(n) == 1) {
+        Py_DECREF(n);
+        return PyLong_FromLong(0);
+    }
+#endif
+    if (positive == 0)
+        PyErr_Format(PyExc_ValueError, "n must be > 0, not %S", n);
+    out = positive > 0 ? arc4py_randbelow(n) : NULL;
+    Py_DECREF(n);
+    return out;
+}
+
+/* _randbelow(n) for an exact int n that is not small and positive. */
+static RNG_NOINLINE PyObject *randbelow_exact(PyObject *n)
+{
+    Py_ssize_t k = positive_bit_length(n);
+
+    if (k > 64)
+        return randbelow_long(n, k);
+    if (k > 0)
+        return randbelow_u64(PyLong_AsUnsignedLongLong(n), (unsigned)k);
+    return randbelow_general(n); /* zero, negative, or past 4096 bits */
+}
+
+/* Every call in here is a tail call, as in getrandbits_method(). */
 static PyObject *randbelow_method(PyObject *self, PyObject *arg)
 {
     Py_ssize_t n;
 
-    if (!PyLong_CheckExact(arg))
-        return method_slow(METHOD_RANDBELOW, self, arg);
-    if (small_positive(arg, &n))
+    (void)self;
+    if (RNG_LIKELY(PyLong_CheckExact(arg) && small_positive(arg, &n)))
         return randbelow_u64((uint64_t)n, 64 - (unsigned)RNG_CLZ64((uint64_t)n));
-    return randbelow_general(self, arg);
+    if (PyLong_CheckExact(arg))
+        return randbelow_exact(arg);
+    return randbelow_general(arg);
+}
+
+static PyObject *random_method(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return double_draw();
+}
+
+static PyObject *randbytes_method(PyObject *self, PyObject *const *args,
+                                  Py_ssize_t nargs, PyObject *kwnames)
+{
+    (void)self;
+    return arc4py_bytes_call("randbytes", args, nargs, kwnames);
 }
 
 static PyMethodDef random_methods[] = {
+    {"random", random_method, METH_NOARGS,
+     "random($self, /)\n--\n\nA float in the interval [0.0, 1.0), with 53 "
+     "random bits."},
     {"getrandbits", getrandbits_method, METH_O,
      "getrandbits($self, k, /)\n--\n\nAn int with k random bits (k >= 0)."},
+    {"randbytes", (PyCFunction)(void (*)(void))randbytes_method,
+     METH_FASTCALL | METH_KEYWORDS,
+     "randbytes($self, n)\n--\n\nGenerate n random bytes."},
     {"_randbelow", randbelow_method, METH_O,
      "_randbelow($self, n, /)\n--\n\nReturn a random int in the range [0,n) "
      "(unbiased)."},
+    {NULL, NULL, 0, NULL},
 };
 
-PyObject *arc4py_random_methods(PyObject *base, PyObject *getrandbits_def,
-                                PyObject *randbelow_def)
+static PyType_Slot random_slots[] = {
+    {Py_tp_doc, "The primitives of arc4py.Random, drawn from the calling "
+                "thread's generator; no state of its own."},
+    {Py_tp_methods, random_methods},
+    {0, NULL},
+};
+
+static PyType_Spec random_spec = {
+    "arc4py._core.Random", 0, 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, random_slots,
+};
+
+PyObject *arc4py_random_type(void)
 {
-    PyObject *out;
-    size_t i;
-
-    if (!PyType_Check(base))
-        return PyErr_Format(PyExc_TypeError, "a type is needed");
-    if (method_fallback[METHOD_GETRANDBITS] != NULL)
-        return PyErr_Format(PyExc_RuntimeError, "random methods made twice");
-    out = PyTuple_New(sizeof random_methods / sizeof random_methods[0]);
-    if (out == NULL)
-        return NULL;
-    for (i = 0; i < sizeof random_methods / sizeof random_methods[0]; i++) {
-        PyObject *d = PyDescr_NewMethod((PyTypeObject *)base, &random_methods[i]);
-
-        if (d == NULL) {
-            Py_DECREF(out);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(out, (Py_ssize_t)i, d);
-    }
-    Py_INCREF(getrandbits_def);
-    Py_INCREF(randbelow_def);
-    method_fallback[METHOD_GETRANDBITS] = getrandbits_def;
-    method_fallback[METHOD_RANDBELOW] = randbelow_def;
-    return out;
+    return PyType_FromSpec(&random_spec);
 }

@@ -44,6 +44,13 @@ extern "C" {
    a fill makes the whole fill be drawn again.) */
 #define ARC4PY_RNG_DIRECT_CHUNK_BYTES (64 * 1024)
 
+/* The top 53 bits of x as a double in [0, 1), as numpy's own generators
+   and the stdlib's random() make them: every binding's u64 -> double. */
+static inline double arc4py_u64_to_double(uint64_t x)
+{
+    return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
 /* Choose the core every thread uses; 0, or -1 if not runnable here.
    Call before output is drawn (the binding does it at import). */
 int arc4py_rng_select_core(const char *name);
@@ -55,6 +62,8 @@ int arc4py_rng_u32(uint32_t *out);
 int arc4py_rng_u64(uint64_t *out);
 /* Uniform in [0, upper_bound) by rejection; upper_bound 0 means 2**32. */
 int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out);
+/* The same for n random words at v, mapped in place (the array form). */
+int arc4py_rng_uniform_words(uint32_t *v, size_t n, uint32_t upper_bound);
 /* Reseed the calling thread's state from the OS now (buffered bytes are
    discarded; on failure the state gives no output until a reseed works). */
 int arc4py_rng_stir(void);

@@ -356,30 +356,40 @@ int arc4py_rng_buf(void *buf, size_t n) { return rng_take(buf, n); }
 int arc4py_rng_u32(uint32_t *out) { return rng_take(out, 4); }
 int arc4py_rng_u64(uint64_t *out) { return rng_take(out, 8); }
 
-/* Lemire's multiply-shift with rejection of the biased low products. */
-int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
+/* Lemire's multiply-shift with rejection of the biased low products:
+   each of the n random words at v mapped into [0, upper_bound) in place,
+   a word whose low product is biased drawn again. */
+int arc4py_rng_uniform_words(uint32_t *v, size_t n, uint32_t upper_bound)
 {
     uint32_t r, threshold;
     uint64_t m;
+    size_t i;
     int err;
 
-    if ((err = arc4py_rng_u32(&r)) != 0)
-        return err;
-    if (upper_bound == 0) { /* 2**32: every value is fair */
-        *out = r;
+    if (upper_bound == 0) /* 2**32: every value is fair */
         return 0;
-    }
-    m = (uint64_t)r * upper_bound;
-    if ((uint32_t)m < upper_bound) {
-        threshold = (uint32_t)(-upper_bound) % upper_bound; /* 2**32 mod n */
+    /* 2**32 mod n: a division, paid only where a low product may be
+       biased (below n) */
+    threshold = 0;
+    for (i = 0; i < n; i++) {
+        m = (uint64_t)v[i] * upper_bound;
+        if ((uint32_t)m < upper_bound && threshold == 0)
+            threshold = (uint32_t)(-upper_bound) % upper_bound;
         while ((uint32_t)m < threshold) {
             if ((err = arc4py_rng_u32(&r)) != 0)
                 return err;
             m = (uint64_t)r * upper_bound;
         }
+        v[i] = (uint32_t)(m >> 32);
     }
-    *out = (uint32_t)(m >> 32);
     return 0;
+}
+
+int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
+{
+    int err = arc4py_rng_u32(out);
+
+    return err ? err : arc4py_rng_uniform_words(out, 1, upper_bound);
 }
 
 int arc4py_rng_stir(void)

@@ -29,15 +29,9 @@ static RNG_COLD_NOINLINE uint32_t bitgen_u32_slow(void)
     return r;
 }
 
-/* 53 random bits in [0, 1), as numpy's own generators make them. */
-static inline double bits_to_double(uint64_t x)
-{
-    return (double)(x >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static RNG_COLD_NOINLINE double bitgen_double_slow(void)
 {
-    return bits_to_double(bitgen_u64_slow());
+    return arc4py_u64_to_double(bitgen_u64_slow());
 }
 
 uint64_t arc4py_bitgen_u64(void *unused)
@@ -61,6 +55,6 @@ double arc4py_bitgen_double(void *unused)
     uint64_t r;
 
     (void)unused;
-    return RNG_LIKELY(rng_take_buffered(&r, 8)) ? bits_to_double(r)
+    return RNG_LIKELY(rng_take_buffered(&r, 8)) ? arc4py_u64_to_double(r)
                                                 : bitgen_double_slow();
 }

@@ -24,6 +24,9 @@ def rng():
 
 def test_is_random_subclass(rng):
     assert isinstance(rng, random.Random)
+    # and what it is: a generator that draws from the OS's kind of source
+    assert isinstance(rng, random.SystemRandom)
+    assert issubclass(arc4py.SystemRandom, random.SystemRandom)
     assert issubclass(arc4py.Random, random.Random)
     assert arc4py.Random.__doc__
 
@@ -345,14 +348,14 @@ def test_binomialvariate(rng):
 # ---- subclassing, as CPython's TestRandomSubclassing does it -----------------------
 
 def test_methods_bind_like_python_methods(rng):
-    for name in ("random", "randbytes", "gauss", "triangular", "choices"):
+    for name in ("gauss", "triangular", "choices"):
         meth = getattr(rng, name)
         assert meth.__self__ is rng, name
         assert meth.__func__ is vars(arc4py.Random)[name], name
-    # The one-argument hot two are method descriptors, as the Mersenne
-    # Twister's own getrandbits() is (CPython specialises their calls).
-    for name in ("getrandbits", "_randbelow"):
-        assert type(vars(arc4py.Random)[name]) is type(random.Random.random)
+    # The primitives are method descriptors of a C base type, as the
+    # Mersenne Twister's own are (CPython specialises their calls).
+    for name in ("random", "getrandbits", "randbytes", "_randbelow"):
+        assert type(getattr(arc4py.Random, name)) is type(random.Random.random)
         assert getattr(rng, name).__self__ is rng, name
     assert type(arc4py.Random.random(rng)) is float
     assert 0 <= arc4py.Random.getrandbits(rng, 70) < 2 ** 70

@@ -11,6 +11,7 @@ import decimal
 import fractions
 import math
 import random
+import signal
 import sys
 
 import pytest
@@ -280,3 +281,48 @@ def test_randbelow_past_64_bits_is_uniform(n):
         assert 0 <= v < n
         thirds[v * 3 // n] += 1
     assert all(850 < t < 1150 for t in thirds), thirds
+
+
+# ---- a rejection loop that never accepts can still be interrupted --------------
+
+@pytest.mark.skipif(not hasattr(signal, "SIGALRM"), reason="no SIGALRM here")
+def test_a_hopeless_rejection_loop_can_be_interrupted():
+    # gammavariate's loop never accepts with alpha near the largest double
+    # (the stdlib's neither); the alarm's handler must still get to run,
+    # as it does in the stdlib's loop in Python.  The child is killed by
+    # the timeout if it does not.
+    proc = run_child("""
+        import signal
+        import arc4py
+
+        def stop(signum, frame):
+            raise TimeoutError
+
+        signal.signal(signal.SIGALRM, stop)
+        rng = arc4py.Random()
+        for call in (lambda: rng.gammavariate(1e308, 1.0),
+                     lambda: rng.betavariate(1e308, 1.0),
+                     lambda: rng.betavariate(1.0, 1e308),
+                     lambda: arc4py.gammavariate(1.7e308, 2.0)):
+            signal.alarm(1)
+            try:
+                call()
+            except TimeoutError:
+                print("interrupted")
+            finally:
+                signal.alarm(0)
+    """, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["interrupted"] * 4, proc.stdout
+
+
+def test_bad_parameters_are_refused_as_the_stdlib_does():
+    rng = arc4py.Random()
+    for name, args in (("gammavariate", (0.0, 1.0)), ("gammavariate", (1.0, -1.0)),
+                       ("betavariate", (-1.0, 1.0)), ("betavariate", (1.0, 0.0))):
+        with pytest.raises(ValueError) as ours:
+            getattr(rng, name)(*args)
+        with pytest.raises(ValueError) as theirs:
+            getattr(random.Random(), name)(*args)
+        assert str(ours.value) == str(theirs.value)
+

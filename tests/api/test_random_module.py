@@ -187,6 +187,18 @@ if _cpython is not None:
                 func = pickle.loads(pickle.dumps(self.gen.random, proto))
                 self.assertIsInstance(func(), float)
 
+    class TestCPythonSystemRandomOpsOnAnInstance(
+            _cpython.SystemRandom_TestBasicOps):
+        # arc4py.Random is a random.SystemRandom: the same suite on one.
+        gen = arc4py.Random()
+
+        def test_pickling(self):
+            # (SystemRandom refuses pickling; arc4py's gives a fresh one)
+            for proto in range(pickle.HIGHEST_PROTOCOL + 1):
+                other = pickle.loads(pickle.dumps(self.gen, proto))
+                self.assertIs(type(other), arc4py.Random)
+                self.assertIsNot(other, self.gen)
+
     class TestCPythonDistributionsOnTheModule(unittest.TestCase):
         # TestDistributions' cases that call the module's functions (the
         # rest patch random.Random.random to script the Mersenne Twister's

@@ -115,7 +115,9 @@ def test_default_rng_takes_numpy_signature():
 @needs_numpy
 def test_random_takes_size():
     assert isinstance(arc4py.random(), float)
-    assert isinstance(arc4py.random(None), float)
+    assert isinstance(arc4py.random(size=None), float)
+    with pytest.raises(TypeError):  # keyword-only, as the stdlib has none
+        arc4py.random(3)
     for size, shape in ((5, (5,)), ((2, 3), (2, 3)), ((), ()), (0, (0,))):
         a = arc4py.random(size=size)
         assert a.shape == shape and a.dtype == np.float64
@@ -386,7 +388,8 @@ def test_only_the_command_is_let_through():
     ([], None),
 ])
 def test_module_option_parsing(args, module):
-    assert arc4py._module_option(args) == module
+    from arc4py._import_checks import module_option
+    assert module_option(args) == module
 
 
 # ---- arc4py bytes N ----------------------------------------------------------------
@@ -424,9 +427,10 @@ def test_stubs_carry_the_new_names():
     pkg = Path(arc4py.__file__).resolve().parent
     init = (pkg / "__init__.pyi").read_text()
     core = (pkg / "_core.pyi").read_text()
-    assert "SystemRandom = Random" in init
+    assert "SystemRandom as SystemRandom" in init
+    assert "SystemRandom = Random" in (pkg / "_random.pyi").read_text()
     assert "def randbelow(exclusive_upper_bound: SupportsIndex)" in core
-    assert "def random(size: _Size) -> npt.NDArray[np.float64]" in core
+    assert "def random(*, size: _Size) -> npt.NDArray[np.float64]" in core
     numpy_stub = (pkg / "_numpy.pyi").read_text()
     assert "def jumped(self, jumps: SupportsIndex = 1) -> Self" in numpy_stub
     assert "seed: _Seedless | BitGenerator | numpy.random.Generator" in numpy_stub

@@ -1,5 +1,7 @@
-# arc4py.Random.choices, included by _random_methods.pyx (its _draw,
-# _plain_type and _std).  The stdlib's algorithm: an index floor(random() * n)
+# The discrete draws of arc4py.Random, included by _random.pyx (its _draw,
+# _spin and _std): choices() and binomialvariate().
+#
+# choices: the stdlib's algorithm, an index floor(random() * n)
 # without weights; with them, bisect_right over the cumulative weights of
 # random() * total.  In C for a list or tuple population and weights of floats
 # (or ints a double holds exactly, as their sums): the comparisons are then
@@ -113,12 +115,9 @@ cdef object _choices_cumulative(object population, object cum_weights,
     return out
 
 
-def choices(self, population, weights=None, *, cum_weights=None, k=1):
-    """Return a k sized list of population elements chosen with replacement.
-
-    If the relative weights or cumulative weights are not specified,
-    the selections are made with equal probability.
-    """
+cdef object _choices(object self, object population, object weights,
+                     object cum_weights, object k):
+    """Random.choices(): in C where it can, else the stdlib's."""
     cdef Py_ssize_t n, i, count, index
     cdef double nf
     if (type(self) is not _plain_type or type(k) is not int
@@ -150,3 +149,71 @@ def choices(self, population, weights=None, *, cum_weights=None, k=1):
         return _std.choices(self, population, weights, cum_weights=cum_weights,
                             k=k)
     return out
+
+
+# 3.14 redraws where random() returned 0.0; 3.12 and 3.13 raise there.
+cdef bint _BINOMIAL_REDRAWS_ZERO = _sys.version_info >= (3, 14)
+_lgamma = _math.lgamma
+
+
+cdef object _binomial(object self, long long n, double p):
+    """The stdlib's binomialvariate for 0 < p < 1 and 0 <= n <= 2**52."""
+    cdef long long x, y, k, m
+    cdef double u, us, v, c, t, spq, a, b, vr, alpha, lpq, h
+    cdef bint setup_complete = False
+    cdef unsigned tries = 0
+    if n == 1:
+        return int(_draw() < p)
+    if p > 0.5:  # symmetry: p <= 0.5 below
+        return n - _binomial(self, n, 1.0 - p)
+    if n * p < 10.0:
+        # BG: Devroye's geometric method, O(np)
+        x = y = 0
+        c = log2(1.0 - p)
+        if not c:
+            return x
+        while True:
+            _spin(&tries)
+            u = _draw()
+            if u == 0.0:
+                if _BINOMIAL_REDRAWS_ZERO:
+                    continue
+                _math.log2(0.0)  # the stdlib's ValueError
+            t = floor(log2(u) / c)
+            if t + 1.0 > <double>(n - y):
+                return x
+            y += <long long>t + 1
+            x += 1
+    # BTRS: Hörmann's transformed rejection with squeeze
+    spq = sqrt(n * p * (1.0 - p))
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = n * p + 0.5
+    vr = 0.92 - 4.2 / b
+    while True:
+        _spin(&tries)
+        u = _draw() - 0.5
+        us = 0.5 - fabs(u)
+        if us == 0.0:
+            if _BINOMIAL_REDRAWS_ZERO:
+                continue
+            raise ZeroDivisionError("float division by zero")
+        t = floor((2.0 * a / us + b) * u + c)
+        if t < 0.0 or t > <double>n:
+            continue
+        k = <long long>t
+        v = _draw()
+        if us >= 0.07 and v <= vr:
+            return k
+        if not setup_complete:
+            alpha = (2.83 + 5.1 / b) * spq
+            lpq = log(p / (1.0 - p))
+            m = <long long>floor((n + 1) * p)
+            h = _lgamma(m + 1) + _lgamma(n - m + 1)
+            setup_complete = True
+        v *= alpha / (a / (us * us) + b)
+        if v == 0.0:
+            _math.log(0.0)  # the stdlib's ValueError
+        if log(v) <= (h - <double>_lgamma(k + 1) - <double>_lgamma(n - k + 1)
+                      + (k - m) * lpq):
+            return k

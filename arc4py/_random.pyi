@@ -1,0 +1,63 @@
+"""Stubs for arc4py._random: arc4py.Random and the random module's
+functions bound to one instance of it.  Import them from arc4py."""
+import random as _random
+import sys
+from random import (
+    betavariate as betavariate,
+    choices as choices,
+    expovariate as expovariate,
+    gammavariate as gammavariate,
+    gauss as gauss,
+    getrandbits as getrandbits,
+    lognormvariate as lognormvariate,
+    normalvariate as normalvariate,
+    paretovariate as paretovariate,
+    randbytes as randbytes,
+    randint as randint,
+    randrange as randrange,
+    sample as sample,
+    shuffle as shuffle,
+    triangular as triangular,
+    uniform as uniform,
+    vonmisesvariate as vonmisesvariate,
+    weibullvariate as weibullvariate,
+)
+from typing import NoReturn, SupportsIndex
+
+from arc4py import _core
+
+if sys.version_info >= (3, 12):
+    from random import binomialvariate as binomialvariate
+
+__all__ = [
+    "Random", "SystemRandom", "betavariate", "choices", "expovariate",
+    "gammavariate", "gauss", "getrandbits", "getstate", "lognormvariate",
+    "normalvariate", "paretovariate", "randbytes", "randint", "randrange",
+    "sample", "seed", "setstate", "shuffle", "triangular", "uniform",
+    "vonmisesvariate", "weibullvariate",
+]
+if sys.version_info >= (3, 12):
+    __all__ += ["binomialvariate"]
+
+class Random(_core.Random, _random.SystemRandom):
+    """A random.Random drawing from arc4py (also named SystemRandom, as in
+    secrets); seed() is ignored, getstate() and setstate() raise
+    NotImplementedError, a pickled or copied one is a fresh generator."""
+
+    def random(self) -> float: ...
+    def getrandbits(self, k: SupportsIndex, /) -> int: ...
+    def randbytes(self, n: SupportsIndex) -> bytes: ...
+    def _randbelow(self, n: SupportsIndex, /) -> int: ...
+    if sys.version_info >= (3, 11):
+        def gauss(self, mu: float = 0.0, sigma: float = 1.0) -> float: ...
+    else:
+        def gauss(self, mu: float, sigma: float) -> float: ...
+    def seed(self, *args: object, **kwds: object) -> None: ...
+    def getstate(self, *args: object, **kwds: object) -> NoReturn: ...
+    def setstate(self, *args: object, **kwds: object) -> NoReturn: ...
+
+SystemRandom = Random
+
+def seed(*args: object, **kwds: object) -> None: ...
+def getstate(*args: object, **kwds: object) -> NoReturn: ...
+def setstate(*args: object, **kwds: object) -> NoReturn: ...
