@@ -71,6 +71,25 @@ static int state_get(struct rng_state **out)
     return rng_platform_state_new(sizeof **out, out);
 }
 
+/* The active core over nblocks blocks of st into out (direct: a large
+   fill's chunk, not a refill). */
+static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
+{
+#ifdef ARC4PY_TEST_HOOKS
+    void (*log)(int, const void *, size_t) = arc4py_rng_debug_log;
+
+    if (log != NULL)
+        log(direct ? ARC4PY_RNG_LOG_DIRECT : ARC4PY_RNG_LOG_REFILL, st, nblocks);
+#else
+    (void)direct;
+#endif
+    active_core()->blocks(st, out, nblocks);
+#ifdef ARC4PY_TEST_HOOKS
+    if (log != NULL)
+        log(ARC4PY_RNG_LOG_DONE, st, nblocks);
+#endif
+}
+
 /* The one place a ChaCha20 state is keyed: key m[0..32), nonce m[32..40),
    block counter 0. */
 static void key_state(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
@@ -145,6 +164,10 @@ static int reseed(struct rng_state *s)
         s->seeded = 0;
         return err;
     }
+#ifdef ARC4PY_TEST_HOOKS
+    if (arc4py_rng_debug_log != NULL)
+        arc4py_rng_debug_log(ARC4PY_RNG_LOG_SEED, seed, sizeof seed);
+#endif
     if (keep)
         mix_key(s->chacha, seed);
     else
@@ -177,8 +200,8 @@ static int refill(struct rng_state *s)
             mix_key(s->chacha, m);
         rng_wipe(m, sizeof m);
     }
-    active_core()->blocks(s->chacha, s->buf,
-                            ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES);
+    run_core(s->chacha, s->buf,
+             ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES, 0);
     rng_stack_scrub();
     key_state(s->chacha, s->buf);
     rng_wipe(s->buf, RNG_REKEY_BYTES);
@@ -246,9 +269,9 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         (void)vm_mix(onetime);
         key_state(st, onetime);
         rng_wipe(onetime, RNG_REKEY_BYTES);
-        active_core()->blocks(st, out, blocks);
+        run_core(st, out, blocks, 1);
         if (rest) {
-            active_core()->blocks(st, s->direct.tail, 1);
+            run_core(st, s->direct.tail, 1, 1);
             memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail,
                    rest);
         }

@@ -1,0 +1,538 @@
+/*
+ * The fork census: fork() again and again while sibling threads refill
+ * (2000-byte draws), fill directly (1 MiB) and stir; does the child's copy
+ * of their memory hold a key, nonce or seed the parent's generator used
+ * around the fork?  Built from arc4py's C sources with ARC4PY_TEST_HOOKS
+ * (tests/c/test_c_programs.py); Linux (reads /proc/self/maps).
+ *
+ * The ground truth: arc4py_rng_debug_log records every seed the OS gave and
+ * every core call's input state (key, counter, nonce) in a ring in
+ * wipe-on-fork pages, so the child's memory holds no copy of it.  After
+ * each fork the parent sends the child the entries logged from WINDOW
+ * before the fork to a little after it.  The child looks up every 4-byte
+ * aligned word of its writable mappings, and every byte offset of the
+ * siblings' stacks, among those entries' key and nonce words (so any
+ * layout: windows, spilled states, broadcast vectors).  Per entry:
+ *   whole key   all 8 key words found (anywhere);
+ *   key words   less than that: a key word on a sibling's stack, or two
+ *               within NEAR bytes of each other elsewhere;
+ *   nonce       the two nonce words side by side.
+ * Checks, over all the forks of each core:
+ *   - no whole key, of any entry;
+ *   - no key word and no nonce of a refill's core call or of a seed (what
+ *     the generator's own C handles);
+ *   - with --cores: no key word or nonce of a large fill's core calls, nor
+ *     of a refill's call that was running at the fork either (what the
+ *     cores' spills hold); without it, that count is reported, not checked.
+ *
+ * usage: fork_census [--forks N] [--cores] CORE...   (N per core)
+ * Verdict (tests/c/verdict.h) facts: "forks", "whole_keys", "key_words",
+ * "nonces", "core_words", "entries" (entries searched, summed over forks).
+ */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "generator.h"
+#include "pipe_io.h"
+#include "rng_test_hooks.h"
+#include "verdict.h"
+
+#define FORKS_DEFAULT 400
+#define LOG_N 16384         /* ring of logged entries */
+#define WINDOW 256          /* entries before the fork sent to the child */
+#define MAX_SENT (WINDOW + 1024)
+#define NEAR 512
+#define REFILL_DRAW 2000
+#define DIRECT_DRAW (1u << 20)
+#define SIB_STACK (256u * 1024)
+
+enum { ROLE_REFILL, ROLE_DIRECT, ROLE_STIR };
+static const int roles[] = {ROLE_REFILL, ROLE_REFILL, ROLE_DIRECT, ROLE_STIR};
+#define NSIB ((int)(sizeof roles / sizeof roles[0]))
+
+struct entry {
+    uint32_t w[16];  /* the core's input state; a seed as key and nonce */
+    uint64_t idx;
+    int kind;        /* ARC4PY_RNG_LOG_SEED, _REFILL or _DIRECT */
+    int tid;
+};
+
+/* In wipe-on-fork pages: the child sees zeros. */
+struct log {
+    uint64_t count;
+    uint64_t seq[LOG_N]; /* idx + 1 once entry idx is written */
+    struct entry e[LOG_N];
+};
+static struct log *L;
+
+/* Ordinary memory, read by the child as it was at the fork (not secret). */
+static struct {
+    uint64_t last;  /* this sibling's latest entry */
+    int in_core;    /* inside that entry's core call */
+} phase[NSIB];
+static uintptr_t stack_lo[NSIB], stack_hi[NSIB];
+static int stop, started;
+static __thread int my_tid = -1;
+
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Called inside the generator: copies memory to memory, no locals beyond
+   registers, so the log adds no key to the stack it searches. */
+static void logger(int event, const void *p, size_t n)
+{
+    struct entry *e;
+    uint64_t i;
+    int k;
+
+    (void)n;
+    if (my_tid < 0)
+        return;
+    if (event == ARC4PY_RNG_LOG_DONE) {
+        __atomic_store_n(&phase[my_tid].in_core, 0, __ATOMIC_RELEASE);
+        return;
+    }
+    i = __atomic_fetch_add(&L->count, 1, __ATOMIC_ACQ_REL);
+    e = &L->e[i % LOG_N];
+    __atomic_store_n(&L->seq[i % LOG_N], 0, __ATOMIC_RELEASE);
+    if (event == ARC4PY_RNG_LOG_SEED) {
+        const uint8_t *b = p;
+
+        memset(e->w, 0, sizeof e->w);
+        for (k = 0; k < 8; k++)
+            e->w[4 + k] = rd32(b + 4 * k);
+        e->w[14] = rd32(b + 32);
+        e->w[15] = rd32(b + 36);
+    } else {
+        memcpy(e->w, p, sizeof e->w);
+    }
+    e->idx = i;
+    e->kind = event;
+    e->tid = my_tid;
+    __atomic_store_n(&L->seq[i % LOG_N], i + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&phase[my_tid].last, i, __ATOMIC_RELEASE);
+    __atomic_store_n(&phase[my_tid].in_core, event != ARC4PY_RNG_LOG_SEED,
+                     __ATOMIC_RELEASE);
+}
+
+static uint8_t direct_out[DIRECT_DRAW];
+
+static void *sibling(void *arg)
+{
+    int t = (int)(intptr_t)arg;
+    uint8_t small[REFILL_DRAW];
+    pthread_attr_t a;
+    void *lo;
+    size_t sz;
+
+    if (pthread_getattr_np(pthread_self(), &a) != 0 ||
+        pthread_attr_getstack(&a, &lo, &sz) != 0)
+        abort();
+    pthread_attr_destroy(&a);
+    stack_lo[t] = (uintptr_t)lo;
+    stack_hi[t] = (uintptr_t)lo + sz;
+    my_tid = t;
+    __atomic_fetch_add(&started, 1, __ATOMIC_ACQ_REL);
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+        int err = 0;
+
+        switch (roles[t]) {
+        case ROLE_REFILL:
+            err = arc4py_rng_buf(small, sizeof small);
+            break;
+        case ROLE_DIRECT:
+            err = arc4py_rng_buf(direct_out, sizeof direct_out);
+            break;
+        default:
+            err = arc4py_rng_stir();
+            if (err == 0)
+                err = arc4py_rng_buf(small, 100);
+            break;
+        }
+        if (err != 0 && err != EAGAIN)
+            abort();
+    }
+    return NULL;
+}
+
+/* ---- the child ---------------------------------------------------------- */
+
+#define TABLE (1u << 14)
+#define HITS 16
+
+/* The child's working memory, left out of its own search. */
+static struct {
+    struct entry sent[MAX_SENT];
+    struct { uint32_t word; int entry, slot; } table[TABLE];
+    uint32_t used[TABLE / 32];
+    struct { uintptr_t addr[HITS]; int slot[HITS], n, stack_mask, any_mask, nonce; }
+        hit[MAX_SENT];
+    char maps[1 << 16];
+} cw;
+
+/* What a child reports to the parent. */
+struct report {
+    unsigned long whole_keys, key_words, nonces, core_words, entries;
+    char first[2][200]; /* the first whole key, the first other finding */
+};
+
+static unsigned slot_of(uint32_t w) { return (w * 0x9e3779b1u) >> 18; }
+
+static void table_add(uint32_t w, int entry, int slot)
+{
+    unsigned i = slot_of(w);
+
+    if (w == 0)
+        return;
+    while (cw.used[i / 32] >> (i % 32) & 1)
+        i = (i + 1) % TABLE;
+    cw.used[i / 32] |= 1u << (i % 32);
+    cw.table[i].word = w;
+    cw.table[i].entry = entry;
+    cw.table[i].slot = slot;
+}
+
+static int on_stack(uintptr_t a)
+{
+    int t;
+
+    for (t = 0; t < NSIB; t++)
+        if (a >= stack_lo[t] && a < stack_hi[t])
+            return 1;
+    return 0;
+}
+
+/* Look the word at a up; slots 0..7 are key words, 8 and 9 the nonce. */
+static void probe(uintptr_t a, uintptr_t end)
+{
+    uint32_t w = rd32((const uint8_t *)a);
+    unsigned i;
+
+    if (w == 0)
+        return;
+    for (i = slot_of(w); cw.used[i / 32] >> (i % 32) & 1; i = (i + 1) % TABLE) {
+        int e = cw.table[i].entry, s = cw.table[i].slot;
+
+        if (cw.table[i].word != w)
+            continue;
+        if (s == 8) {
+            if (a + 8 <= end &&
+                rd32((const uint8_t *)a + 4) == cw.sent[e].w[15])
+                cw.hit[e].nonce = 1;
+            continue;
+        }
+        if (s == 9)
+            continue;
+        cw.hit[e].any_mask |= 1 << s;
+        if (on_stack(a))
+            cw.hit[e].stack_mask |= 1 << s;
+        if (cw.hit[e].n < HITS) {
+            cw.hit[e].addr[cw.hit[e].n] = a;
+            cw.hit[e].slot[cw.hit[e].n++] = s;
+        }
+    }
+}
+
+static void scan(uintptr_t lo, uintptr_t hi, uintptr_t step)
+{
+    uintptr_t skip_lo = (uintptr_t)&cw, skip_hi = skip_lo + sizeof cw, a;
+
+    for (a = lo; a + 4 <= hi; a += step)
+        if (a < skip_lo || a >= skip_hi)
+            probe(a, hi);
+}
+
+static int read_maps(void)
+{
+    int fd = open("/proc/self/maps", O_RDONLY);
+    size_t n = 0;
+    ssize_t r;
+
+    if (fd < 0)
+        return -1;
+    while (n + 1 < sizeof cw.maps &&
+           (r = read(fd, cw.maps + n, sizeof cw.maps - 1 - n)) > 0)
+        n += (size_t)r;
+    close(fd);
+    cw.maps[n] = '\0';
+    return 0;
+}
+
+static int popcount(unsigned m)
+{
+    int c = 0;
+
+    for (; m; m &= m - 1)
+        c++;
+    return c;
+}
+
+/* Two different key words found within NEAR bytes of each other? */
+static int near_pair(int e)
+{
+    int i, j;
+
+    for (i = 0; i < cw.hit[e].n; i++)
+        for (j = i + 1; j < cw.hit[e].n; j++) {
+            uintptr_t a = cw.hit[e].addr[i], b = cw.hit[e].addr[j];
+
+            if (cw.hit[e].slot[i] != cw.hit[e].slot[j] &&
+                (a > b ? a - b : b - a) < NEAR)
+                return 1;
+        }
+    return 0;
+}
+
+static void child(int in, int out)
+{
+    struct report rep;
+    size_t n, e;
+    char *line;
+    int t;
+
+    memset(&rep, 0, sizeof rep);
+    if (read_all(in, &n, sizeof n) != 0 || n > MAX_SENT ||
+        read_all(in, cw.sent, n * sizeof cw.sent[0]) != 0 || read_maps() != 0)
+        _exit(3);
+    for (e = 0; e < n; e++) {
+        int k;
+
+        for (k = 0; k < 8; k++)
+            table_add(cw.sent[e].w[4 + k], (int)e, k);
+        table_add(cw.sent[e].w[14], (int)e, 8);
+    }
+    for (line = cw.maps; *line; ) {
+        char *next = strchr(line, '\n');
+        unsigned long lo, hi;
+        char perms[8];
+
+        if (next)
+            *next = '\0';
+        if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
+            perms[0] == 'r' && perms[1] == 'w' && !strstr(line, "[v"))
+            scan(lo, hi, 4);
+        line = next ? next + 1 : line + strlen(line);
+    }
+    /* A byte array on a stack may sit at any offset. */
+    for (t = 0; t < NSIB; t++) {
+        scan(stack_lo[t] + 1, stack_hi[t], 4);
+        scan(stack_lo[t] + 2, stack_hi[t], 4);
+        scan(stack_lo[t] + 3, stack_hi[t], 4);
+    }
+    rep.entries = n;
+    for (e = 0; e < n; e++) {
+        const struct entry *en = &cw.sent[e];
+        int whole = cw.hit[e].any_mask == 0xff;
+        int words = !whole && (cw.hit[e].stack_mask || near_pair((int)e));
+        int nonce = cw.hit[e].nonce;
+        int live = en->idx >= phase[en->tid].last;
+        const char *what = NULL;
+
+        if (whole) {
+            rep.whole_keys++;
+            what = "whole key";
+        } else if ((words || nonce) &&
+                   (en->kind == ARC4PY_RNG_LOG_DIRECT ||
+                    (live && phase[en->tid].in_core))) {
+            /* part of a key, found while its core ran, or from a large
+               fill: the cores' spills */
+            rep.core_words++;
+        } else if (words || nonce) {
+            rep.key_words += words;
+            rep.nonces += nonce;
+            what = words ? "key words" : "nonce";
+        }
+        if (what && rep.first[!whole][0] == '\0')
+            snprintf(rep.first[!whole], sizeof rep.first[0],
+                     "%s of a %s (sibling %d, %s: entry %lu, latest %lu%s), "
+                     "words %d found (%d on a stack)", what,
+                     en->kind == ARC4PY_RNG_LOG_SEED ? "seed"
+                     : en->kind == ARC4PY_RNG_LOG_REFILL ? "refill" : "direct fill",
+                     en->tid, live ? "current" : "past",
+                     (unsigned long)en->idx, (unsigned long)phase[en->tid].last,
+                     phase[en->tid].in_core ? ", in its core" : "",
+                     popcount((unsigned)cw.hit[e].any_mask),
+                     popcount((unsigned)cw.hit[e].stack_mask));
+    }
+    _exit(write_all(out, &rep, sizeof rep) != 0);
+}
+
+/* ---- the parent --------------------------------------------------------- */
+
+static void pause_ns(long ns)
+{
+    struct timespec ts = {0, ns};
+
+    nanosleep(&ts, NULL);
+}
+
+/* One fork; the child's report in *rep.  0, or -1 if it could not run. */
+static int one_fork(unsigned seed, struct report *rep)
+{
+    int to_child[2], from_child[2], status, spins, ok;
+    uint64_t before, after, i, lo;
+    size_t n = 0;
+    pid_t pid;
+
+    if (pipe(to_child) != 0 || pipe(from_child) != 0)
+        return -1;
+    /* Somewhere in the siblings' loops. */
+    pause_ns(1000 + (long)(seed % 200) * 1000);
+    before = __atomic_load_n(&L->count, __ATOMIC_ACQUIRE);
+    pid = fork();
+    if (pid == 0) {
+        close(to_child[1]);
+        close(from_child[0]);
+        child(to_child[0], from_child[1]);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    if (pid < 0)
+        return -1;
+    /* Let each sibling log its next calls: a key made before the fork may
+       be logged only as its core starts. */
+    for (spins = 0; spins < 50 &&
+         __atomic_load_n(&L->count, __ATOMIC_ACQUIRE) < before + 2 * NSIB; spins++)
+        pause_ns(100000);
+    after = __atomic_load_n(&L->count, __ATOMIC_ACQUIRE);
+    lo = before > WINDOW ? before - WINDOW : 0;
+    if (after - lo > MAX_SENT)
+        after = lo + MAX_SENT;
+    /* Straight from the ring to the pipe: a copy on this thread's stack
+       would be found in the next child. */
+    for (i = lo; i < after; i++)
+        n += __atomic_load_n(&L->seq[i % LOG_N], __ATOMIC_ACQUIRE) == i + 1;
+    ok = write_all(to_child[1], &n, sizeof n) == 0;
+    for (i = lo; ok && n && i < after; i++)
+        if (__atomic_load_n(&L->seq[i % LOG_N], __ATOMIC_ACQUIRE) == i + 1) {
+            ok = write_all(to_child[1], &L->e[i % LOG_N], sizeof L->e[0]) == 0;
+            n--;
+        }
+    if (!ok || n != 0 || read_all(from_child[0], rep, sizeof *rep) != 0) {
+        close(to_child[1]);
+        close(from_child[0]);
+        waitpid(pid, &status, 0);
+        return -1;
+    }
+    close(to_child[1]);
+    close(from_child[0]);
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long forks = FORKS_DEFAULT, total = 0, entries = 0;
+    unsigned long all_whole = 0, all_words = 0, all_nonces = 0, all_core = 0;
+    int cores_checked = 0, a, t;
+
+    if (!arc4py_rng_test_hooks) {
+        fprintf(stderr, "fork_census: build with -DARC4PY_TEST_HOOKS=1\n");
+        return 2;
+    }
+    L = mmap(NULL, sizeof *L, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (L == MAP_FAILED)
+        return 2;
+#ifdef MADV_WIPEONFORK
+    if (madvise(L, sizeof *L, MADV_WIPEONFORK) != 0)
+#endif
+        return verdict_skip("no MADV_WIPEONFORK here: the child would see "
+                            "the log of keys it is searching for", "\"forks\": 0");
+    arc4py_rng_debug_log = logger;
+    for (a = 1; a < argc; a++) {
+        struct report rep, sum;
+        pthread_t th[NSIB];
+        pthread_attr_t attr;
+        unsigned long f, failed_forks = 0;
+        char first[2][200] = {"", ""};
+
+        if (strcmp(argv[a], "--forks") == 0 && a + 1 < argc) {
+            forks = strtoul(argv[++a], NULL, 10);
+            continue;
+        }
+        if (strcmp(argv[a], "--cores") == 0) {
+            cores_checked = 1;
+            continue;
+        }
+        if (arc4py_rng_select_core(argv[a]) != 0) {
+            verdict_fail("%s: the C generator cannot select this core", argv[a]);
+            continue;
+        }
+        memset(&sum, 0, sizeof sum);
+        __atomic_store_n(&stop, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+        if (pthread_attr_init(&attr) != 0 ||
+            pthread_attr_setstacksize(&attr, SIB_STACK) != 0)
+            return 2;
+        for (t = 0; t < NSIB; t++)
+            if (pthread_create(&th[t], &attr, sibling, (void *)(intptr_t)t) != 0)
+                return 2;
+        pthread_attr_destroy(&attr);
+        while (__atomic_load_n(&started, __ATOMIC_ACQUIRE) < NSIB)
+            pause_ns(100000);
+        for (f = 0; f < forks; f++) {
+            if (one_fork((unsigned)(f * 2654435761u), &rep) != 0) {
+                failed_forks++;
+                continue;
+            }
+            sum.whole_keys += rep.whole_keys;
+            sum.key_words += rep.key_words;
+            sum.nonces += rep.nonces;
+            sum.core_words += rep.core_words;
+            sum.entries += rep.entries;
+            for (t = 0; t < 2; t++)
+                if (first[t][0] == '\0' && rep.first[t][0] != '\0')
+                    memcpy(first[t], rep.first[t], sizeof first[t]);
+        }
+        __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+        for (t = 0; t < NSIB; t++)
+            pthread_join(th[t], NULL);
+        printf("INFO %s: %lu forks (%lu could not run), %lu entries searched: "
+               "%lu whole keys, %lu key words, %lu nonces; large fills' core "
+               "calls: %lu\n", argv[a], forks - failed_forks, failed_forks,
+               sum.entries, sum.whole_keys, sum.key_words, sum.nonces,
+               sum.core_words);
+        verdict_check(failed_forks == 0, "%s: every fork's child reported",
+                      argv[a]);
+        verdict_check(sum.whole_keys == 0, "%s: no whole key in any child "
+                      "(%lu found)", argv[a], sum.whole_keys);
+        if (first[0][0])
+            verdict_detail("the first: %s", first[0]);
+        verdict_check(sum.key_words + sum.nonces == 0, "%s: no key word or "
+                      "nonce of a refill or a seed in any child (%lu entries "
+                      "with key words, %lu with the nonce)", argv[a],
+                      sum.key_words, sum.nonces);
+        if (first[1][0])
+            verdict_detail("the first: %s", first[1]);
+        if (cores_checked)
+            verdict_check(sum.core_words == 0, "%s: no key word or nonce of a "
+                          "large fill's core call in any child (%lu entries)",
+                          argv[a], sum.core_words);
+        total += forks - failed_forks;
+        entries += sum.entries;
+        all_whole += sum.whole_keys;
+        all_words += sum.key_words;
+        all_nonces += sum.nonces;
+        all_core += sum.core_words;
+    }
+    return verdict_end("\"forks\": %lu, \"whole_keys\": %lu, \"key_words\": %lu, "
+                       "\"nonces\": %lu, \"core_words\": %lu, \"entries\": %lu",
+                       total, all_whole, all_words, all_nonces, all_core,
+                       entries);
+}
