@@ -90,42 +90,49 @@ static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
 #endif
 }
 
-/* The one place a ChaCha20 state is keyed: key m[0..32), nonce m[32..40),
-   block counter 0. */
-static void key_state(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
-{
-    arc4py_chacha20_init(st, m, m + 32, 8, 0);
-}
+/*
+ * Keying, always in place: from bytes in the state's own pages (the buffer,
+ * the one-time key, the OS bytes) into the state's words, a word at a time
+ * through a register, so no byte of a key, nonce or seed is ever in a
+ * stack slot a forked child could read.
+ */
 
-/* XOR m into the state's key and nonce and restart its counter. */
-static void mix_key(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+/* Key st from m[0..40): key, nonce, block counter 0. */
+static void key_from(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
 {
-    uint8_t cur[RNG_REKEY_BYTES];
+    static const uint32_t constants[4] = {ARC4PY_CHACHA20_CONSTANTS};
     int i;
 
+    for (i = 0; i < 4; i++)
+        st[i] = constants[i];
     for (i = 0; i < 8; i++)
-        arc4py_store_le32(cur + 4 * i, st[4 + i]);
-    arc4py_store_le32(cur + 32, st[14]);
-    arc4py_store_le32(cur + 36, st[15]);
-    for (i = 0; i < RNG_REKEY_BYTES; i++)
-        cur[i] ^= m[i];
-    key_state(st, cur);
-    rng_wipe(cur, sizeof cur);
+        st[4 + i] = arc4py_load_le32(m + 4 * i);
+    st[12] = 0;
+    st[13] = 0;
+    st[14] = arc4py_load_le32(m + 32);
+    st[15] = arc4py_load_le32(m + 36);
+}
+
+/* XOR m[0..n) into st's key (n 32) or key and nonce (n 40) and restart
+   its counter. */
+static void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n / 4; i++)
+        st[i < 8 ? 4 + i : 6 + i] ^= arc4py_load_le32(m + 4 * i);
+    st[12] = 0;
+    st[13] = 0;
 }
 
 /* XOR the VM-clone mix source's output (changed when a VM is cloned) into
-   a key; 0 if it did, nonzero where the OS has no such source. */
-static int vm_mix(uint8_t m[RNG_REKEY_BYTES])
+   st's key, read into the state's pages; nothing where the OS has no such
+   source. */
+static void vm_mix(struct rng_state *s, uint32_t st[16])
 {
-    uint8_t v[RNG_VM_MIX_BYTES];
-    int i;
-
-    if (rng_platform_vm_mix(v, sizeof v) != 0)
-        return -1;
-    for (i = 0; i < RNG_VM_MIX_BYTES; i++)
-        m[i] ^= v[i];
-    rng_wipe(v, sizeof v);
-    return 0;
+    if (rng_platform_vm_mix(s->os_bytes, RNG_VM_MIX_BYTES) == 0)
+        mix_into(st, s->os_bytes, RNG_VM_MIX_BYTES);
+    rng_wipe(s->os_bytes, RNG_VM_MIX_BYTES);
 }
 
 /* Seeded, and since then no fork and no stir_all? */
@@ -150,7 +157,7 @@ static int needs_reseed(const struct rng_state *s, uint64_t more)
  */
 static int reseed(struct rng_state *s)
 {
-    uint8_t seed[RNG_REKEY_BYTES + 4];
+    uint8_t *seed = s->os_bytes;
     uint32_t fuzz;
     unsigned long fork_gen = rng_load_ulong(&rng_fork_generation);
     unsigned long stir_gen = rng_load_ulong(&rng_stir_generation);
@@ -158,20 +165,20 @@ static int reseed(struct rng_state *s)
 
     rng_wipe(s->buf, sizeof s->buf);
     s->left = 0;
-    if ((err = rng_platform_entropy(seed, sizeof seed)) != 0) {
-        rng_wipe(seed, sizeof seed);
+    if ((err = rng_platform_entropy(seed, RNG_SEED_BYTES)) != 0) {
+        rng_wipe(seed, RNG_SEED_BYTES);
         rng_wipe(s->chacha, sizeof s->chacha);
         s->seeded = 0;
         return err;
     }
 #ifdef ARC4PY_TEST_HOOKS
     if (arc4py_rng_debug_log != NULL)
-        arc4py_rng_debug_log(ARC4PY_RNG_LOG_SEED, seed, sizeof seed);
+        arc4py_rng_debug_log(ARC4PY_RNG_LOG_SEED, seed, RNG_SEED_BYTES);
 #endif
     if (keep)
-        mix_key(s->chacha, seed);
+        mix_into(s->chacha, seed, RNG_REKEY_BYTES);
     else
-        key_state(s->chacha, seed);
+        key_from(s->chacha, seed);
     /* Reseed at a point in the last quarter before 1 MiB, not a fixed one. */
     fuzz = arc4py_load_le32(seed + RNG_REKEY_BYTES);
     s->reseed_after = ARC4PY_RNG_RESEED_BYTES - fuzz % (ARC4PY_RNG_RESEED_BYTES / 4);
@@ -179,7 +186,7 @@ static int reseed(struct rng_state *s)
     s->fork_gen = fork_gen;
     s->stir_gen = stir_gen;
     s->seeded = 1;
-    rng_wipe(seed, sizeof seed);
+    rng_wipe(seed, RNG_SEED_BYTES);
 #ifdef ARC4PY_TEST_HOOKS
     rng_count(&rng_reseed_count);
 #endif
@@ -193,17 +200,11 @@ static int refill(struct rng_state *s)
 
     if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = reseed(s)) != 0)
         return err;
-    {
-        uint8_t m[RNG_REKEY_BYTES] = {0};
-
-        if (vm_mix(m) == 0)
-            mix_key(s->chacha, m);
-        rng_wipe(m, sizeof m);
-    }
+    vm_mix(s, s->chacha);
     run_core(s->chacha, s->buf,
              ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES, 0);
     rng_stack_scrub();
-    key_state(s->chacha, s->buf);
+    key_from(s->chacha, s->buf);
     rng_wipe(s->buf, RNG_REKEY_BYTES);
     s->left = ARC4PY_RNG_BUFFER_BYTES - RNG_REKEY_BYTES;
     s->since_seed += ARC4PY_RNG_BUFFER_BYTES;
@@ -243,7 +244,6 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
     /* In the state's pages, not on the stack: zeroed in a forked child and
        left out of core dumps like the rest of the state. */
-    uint8_t *onetime = s->direct.key;
     uint32_t *st = s->direct.chacha;
     int err = 0;
 
@@ -256,7 +256,7 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
            stir_all (the request is then drawn again: see rng_buf_slow). */
         if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
             break;
-        if ((err = take(s, onetime, RNG_REKEY_BYTES)) != 0)
+        if ((err = take(s, s->direct.key, RNG_REKEY_BYTES)) != 0)
             break;
         /* Never past the reseed point: stop there and reseed next round. */
         if (chunk > s->reseed_after - s->since_seed) {
@@ -266,9 +266,9 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         }
         blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
         rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
-        (void)vm_mix(onetime);
-        key_state(st, onetime);
-        rng_wipe(onetime, RNG_REKEY_BYTES);
+        key_from(st, s->direct.key);
+        rng_wipe(s->direct.key, RNG_REKEY_BYTES);
+        vm_mix(s, st);
         run_core(st, out, blocks, 1);
         if (rest) {
             run_core(st, s->direct.tail, 1, 1);
