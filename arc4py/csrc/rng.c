@@ -32,6 +32,12 @@
  *    event.  So no output returned after stir_all() has returned comes
  *    from a key seeded before it, and a child never finishes the parent's
  *    keystream.
+ *  - Every key, nonce and seed goes only through the state's pages and
+ *    registers, never a stack slot: a state is keyed in place (key_from,
+ *    mix_into), a word at a time, from bytes in its own pages (the
+ *    buffer's first 40, the one-time key, the OS's bytes read into
+ *    os_bytes).  So a fork in another thread, at any instant, leaves the
+ *    child none of them (tests/c/fork_census.c).
  *  - No key whose output was or will be handed out stays in memory a
  *    forked child can read: the cores keep no copy of their input outside
  *    the state's pages (wiped in a child), and the stack a core spilled
@@ -44,6 +50,7 @@
  *    that could not reseed gives no output until a reseed succeeds.
  */
 #include "rng_internal.h"
+#include "chacha20_cores.h" /* the vector registers' clearing */
 
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +78,34 @@ static int state_get(struct rng_state **out)
     return rng_platform_state_new(sizeof **out, out);
 }
 
+/*
+ * Zero the registers a called function need not preserve: the integer ones
+ * and the vector ones.  A key word a keying or a core left in one would
+ * otherwise go onto the stack with the next function that saves that
+ * register or pushes it to pad its frame.
+ */
+static RNG_ALWAYS_INLINE void forget_registers(void)
+{
+#if defined(ARC4PY_X86_64)
+    __asm__ __volatile__(
+        "xorl %%eax, %%eax\n\txorl %%ecx, %%ecx\n\txorl %%edx, %%edx\n\t"
+        "xorl %%esi, %%esi\n\txorl %%edi, %%edi\n\txorl %%r8d, %%r8d\n\t"
+        "xorl %%r9d, %%r9d\n\txorl %%r10d, %%r10d\n\txorl %%r11d, %%r11d"
+        ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc");
+    ARC4PY_CLEAR_XMM();
+#elif defined(__aarch64__) && defined(RNG_GNUC)
+    __asm__ __volatile__(
+        "mov x0, xzr\n\tmov x1, xzr\n\tmov x2, xzr\n\tmov x3, xzr\n\t"
+        "mov x4, xzr\n\tmov x5, xzr\n\tmov x6, xzr\n\tmov x7, xzr\n\t"
+        "mov x8, xzr\n\tmov x9, xzr\n\tmov x10, xzr\n\tmov x11, xzr\n\t"
+        "mov x12, xzr\n\tmov x13, xzr\n\tmov x14, xzr\n\tmov x15, xzr\n\t"
+        "mov x16, xzr\n\tmov x17, xzr"
+        ::: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
+        "x11", "x12", "x13", "x14", "x15", "x16", "x17");
+    ARC4PY_CLEAR_NEON();
+#endif
+}
+
 /* The active core over nblocks blocks of st into out (direct: a large
    fill's chunk, not a refill). */
 static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
@@ -84,6 +119,7 @@ static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
     (void)direct;
 #endif
     active_core()->blocks(st, out, nblocks);
+    forget_registers();
 #ifdef ARC4PY_TEST_HOOKS
     if (log != NULL)
         log(ARC4PY_RNG_LOG_DONE, st, nblocks);
@@ -94,11 +130,13 @@ static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
  * Keying, always in place: from bytes in the state's own pages (the buffer,
  * the one-time key, the OS bytes) into the state's words, a word at a time
  * through a register, so no byte of a key, nonce or seed is ever in a
- * stack slot a forked child could read.
+ * stack slot a forked child could read.  Not inlined: in a leaf function
+ * the words pass through registers the callee need not preserve, and
+ * forget_registers() zeroes those before returning.
  */
 
 /* Key st from m[0..40): key, nonce, block counter 0. */
-static void key_from(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+static RNG_NOINLINE void key_from(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
 {
     static const uint32_t constants[4] = {ARC4PY_CHACHA20_CONSTANTS};
     int i;
@@ -111,11 +149,12 @@ static void key_from(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
     st[13] = 0;
     st[14] = arc4py_load_le32(m + 32);
     st[15] = arc4py_load_le32(m + 36);
+    forget_registers();
 }
 
 /* XOR m[0..n) into st's key (n 32) or key and nonce (n 40) and restart
    its counter. */
-static void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
+static RNG_NOINLINE void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
 {
     size_t i;
 
@@ -123,6 +162,7 @@ static void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
         st[i < 8 ? 4 + i : 6 + i] ^= arc4py_load_le32(m + 4 * i);
     st[12] = 0;
     st[13] = 0;
+    forget_registers();
 }
 
 /* XOR the VM-clone mix source's output (changed when a VM is cloned) into
@@ -256,7 +296,9 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
            stir_all (the request is then drawn again: see rng_buf_slow). */
         if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
             break;
-        if ((err = take(s, s->direct.key, RNG_REKEY_BYTES)) != 0)
+        err = take(s, s->direct.key, RNG_REKEY_BYTES);
+        forget_registers(); /* the copy's */
+        if (err != 0)
             break;
         /* Never past the reseed point: stop there and reseed next round. */
         if (chunk > s->reseed_after - s->since_seed) {

@@ -25,7 +25,9 @@
  *     of a refill's call that was running at the fork either (what the
  *     cores' spills hold); without it, that count is reported, not checked.
  *
- * usage: fork_census [--forks N] [--cores] CORE...   (N per core)
+ * usage: fork_census [--forks N] [--cores] [--refills-only] CORE...
+ * (N forks per core, 300 by default; --refills-only: the siblings that
+ * fill directly and stir stay idle.)
  * Verdict (tests/c/verdict.h) facts: "forks", "whole_keys", "key_words",
  * "nonces", "core_words", "entries" (entries searched, summed over forks).
  */
@@ -47,7 +49,7 @@
 #include "rng_test_hooks.h"
 #include "verdict.h"
 
-#define FORKS_DEFAULT 400
+#define FORKS_DEFAULT 300
 #define LOG_N 16384         /* ring of logged entries */
 #define WINDOW 256          /* entries before the fork sent to the child */
 #define MAX_SENT (WINDOW + 1024)
@@ -81,7 +83,7 @@ static struct {
     int in_core;    /* inside that entry's core call */
 } phase[NSIB];
 static uintptr_t stack_lo[NSIB], stack_hi[NSIB];
-static int stop, started;
+static int stop, started, refills_only;
 static __thread int my_tid = -1;
 
 static uint32_t rd32(const uint8_t *p)
@@ -152,6 +154,10 @@ static void *sibling(void *arg)
     while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         int err = 0;
 
+        if (refills_only && roles[t] != ROLE_REFILL) {
+            usleep(1000);
+            continue;
+        }
         switch (roles[t]) {
         case ROLE_REFILL:
             err = arc4py_rng_buf(small, REFILL_DRAW);
@@ -189,6 +195,7 @@ static struct {
 /* What a child reports to the parent. */
 struct report {
     unsigned long whole_keys, key_words, nonces, core_words, entries;
+    unsigned long whole_of[3]; /* whole keys by entry kind (log event) */
     char first[2][200]; /* the first whole key, the first other finding */
 };
 
@@ -347,6 +354,7 @@ static void child(int in, int out)
 
         if (whole) {
             rep.whole_keys++;
+            rep.whole_of[en->kind]++;
             what = "whole key";
         } else if ((words || nonce) &&
                    (en->kind == ARC4PY_RNG_LOG_DIRECT ||
@@ -468,6 +476,10 @@ int main(int argc, char **argv)
             forks = strtoul(argv[++a], NULL, 10);
             continue;
         }
+        if (strcmp(argv[a], "--refills-only") == 0) {
+            refills_only = 1;
+            continue;
+        }
         if (strcmp(argv[a], "--cores") == 0) {
             cores_checked = 1;
             continue;
@@ -494,6 +506,8 @@ int main(int argc, char **argv)
                 continue;
             }
             sum.whole_keys += rep.whole_keys;
+            for (t = 0; t < 3; t++)
+                sum.whole_of[t] += rep.whole_of[t];
             sum.key_words += rep.key_words;
             sum.nonces += rep.nonces;
             sum.core_words += rep.core_words;
@@ -506,9 +520,12 @@ int main(int argc, char **argv)
         for (t = 0; t < NSIB; t++)
             pthread_join(th[t], NULL);
         printf("INFO %s: %lu forks (%lu could not run), %lu entries searched: "
-               "%lu whole keys, %lu key words, %lu nonces; large fills' core "
-               "calls: %lu\n", argv[a], forks - failed_forks, failed_forks,
-               sum.entries, sum.whole_keys, sum.key_words, sum.nonces,
+               "%lu whole keys (seeds %lu, refills %lu, large fills %lu), %lu "
+               "with key words, %lu with the nonce; the cores' spills: %lu\n",
+               argv[a], forks - failed_forks, failed_forks, sum.entries,
+               sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
+               sum.whole_of[ARC4PY_RNG_LOG_REFILL],
+               sum.whole_of[ARC4PY_RNG_LOG_DIRECT], sum.key_words, sum.nonces,
                sum.core_words);
         verdict_check(failed_forks == 0, "%s: every fork's child reported",
                       argv[a]);

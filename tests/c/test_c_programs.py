@@ -15,6 +15,9 @@ cannot run here.  What each program checks is in its own header:
     dead_stack        no key that made the output survives in dead stack
     fork_midfill      fork() mid-fill: the child finds no ChaCha20 state and
                       reproduces none of the parent's later output
+    fork_census       forks while siblings refill, fill and stir: no key,
+                      nonce or seed the parent used around the fork in the
+                      child's memory (a test build logs every core input)
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
     signal_nested     draws nested in draws (a signal handler): no bytes shared
@@ -128,6 +131,14 @@ NO_AVX512_RUN = ("this CPU cannot run the avx512 core, so the AVX-512 hand-out "
                  "was compiled, not run (the emulated case runs it)")
 
 
+HOOKS = ("-DARC4PY_TEST_HOOKS=1",)
+#: What a census finds in the children of the generator's own C: nothing.
+CENSUS_CLEAN = {"whole_keys": 0, "key_words": 0, "nonces": 0}
+#: Cores whose spills inside a call still leave some of a large fill's key
+#: on the stack (never a whole key): their fork_census_cores check waits.
+CORES_WITH_KEY_SPILLS = {"generic", "sse2", "ssse3", "avx2"}
+
+
 def core_skip(name):
     reason = core_skip_reason(name)
     return lambda cc: reason
@@ -146,6 +157,24 @@ PROGRAMS = [
       for core in arc4py.backends()),
     *(Program(f"fork_midfill-{core}", "fork_midfill.c", (core,), runs=40, oks=6,
               skip=unless(LINUX, "reads /proc/self/maps"), slow=False)
+      for core in arc4py.backends()),
+    *(Program(f"fork_census-{core}", "fork_census.c", (core,), flags=HOOKS,
+              timeout=600, expect=CENSUS_CLEAN, skip=_wipe_on_fork)
+      for core in arc4py.backends()),
+    # The other optimisation level and compiler, every core in one run.
+    *(Program(f"fork_census-{compiler}{opt}", "fork_census.c",
+              ("--forks", "100", *arc4py.backends()), flags=(opt, *HOOKS),
+              compiler=compiler, timeout=600, expect=CENSUS_CLEAN,
+              skip=_wipe_on_fork)
+      for compiler, opt in (("gcc", "-O2"), ("clang", "-O2"), ("clang", "-O3"))),
+    # Also no part of a large fill's key: what the cores spill inside a call.
+    *(Program(f"fork_census_cores-{core}", "fork_census.c", ("--cores", core),
+              flags=HOOKS, timeout=600,
+              skip=lambda cc, core=core: (
+                  f"the {core} core still spills words of a large fill's key "
+                  "(fork_census --cores counts them): remove it from "
+                  "CORES_WITH_KEY_SPILLS once it does not"
+                  if core in CORES_WITH_KEY_SPILLS else _wipe_on_fork(cc)))
       for core in arc4py.backends()),
     Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
             skip=_wipe_on_fork),
