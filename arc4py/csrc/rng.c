@@ -32,12 +32,14 @@
  *    event.  So no output returned after stir_all() has returned comes
  *    from a key seeded before it, and a child never finishes the parent's
  *    keystream.
- *  - Every key, nonce and seed goes only through the state's pages and
- *    registers, never a stack slot: a state is keyed in place (key_from,
- *    mix_into), a word at a time, from bytes in its own pages (the
- *    buffer's first 40, the one-time key, the OS's bytes read into
- *    os_bytes).  So a fork in another thread, at any instant, leaves the
- *    child none of them (tests/c/fork_census.c).
+ *  - The generator's C puts no key, nonce or seed word in a stack slot: a
+ *    state is keyed in place (key_from, mix_into), a word at a time, from
+ *    bytes in its own pages (the buffer's first 40, the one-time key, the
+ *    OS's bytes read into os_bytes), and the registers that carried them,
+ *    or a core's input, are zeroed before anything can push them.  So a
+ *    fork in another thread, at any instant, leaves the child none of them
+ *    (tests/c/fork_census.c).  The registers are zeroed on x86-64 and aarch64
+ *    with GCC or Clang (not with MSVC: Windows has no fork).
  *  - No key whose output was or will be handed out stays in memory a
  *    forked child can read: the cores keep no copy of their input outside
  *    the state's pages (wiped in a child), and the stack a core spilled
