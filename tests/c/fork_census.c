@@ -19,8 +19,8 @@
  *   nonce       the two nonce words side by side.
  * Checks, over all the forks of each core:
  *   - no whole key, of any entry;
- *   - no key word and no nonce of a refill's core call or of a seed (what
- *     the generator's own C handles);
+ *   - no key word and no nonce of a seed, or of a refill's core call but
+ *     one running at the fork (what the generator's own C handles);
  *   - with --cores: no key word or nonce of a large fill's core calls, nor
  *     of a refill's call that was running at the fork either (what the
  *     cores' spills hold); without it, that count is reported, not checked.
