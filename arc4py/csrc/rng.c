@@ -52,7 +52,6 @@
  *    that could not reseed gives no output until a reseed succeeds.
  */
 #include "rng_internal.h"
-#include "chacha20_cores.h" /* the vector registers' clearing */
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,6 +63,7 @@
 unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
+void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
 #endif
 
 /* The core every thread runs (the dispatch's active core). */
@@ -81,30 +81,43 @@ static int state_get(struct rng_state **out)
 }
 
 /*
- * Zero the registers a called function need not preserve: the integer ones
- * and the vector ones.  A key word a keying or a core left in one would
- * otherwise go onto the stack with the next function that saves that
- * register or pushes it to pad its frame.
+ * Zero the registers a called function need not preserve, the integer and
+ * the vector ones.  A key word a keying or a core left in one would
+ * otherwise reach the stack with the next function that saves that
+ * register or pushes it to pad its frame, or in a signal frame.
  */
+#define RNG_PXOR(n) "pxor %%xmm" #n ", %%xmm" #n "\n\t"
+#define RNG_MOVX(n) "mov x" #n ", xzr\n\t"
+#define RNG_MOVI(n) "movi v" #n ".16b, #0\n\t"
 static RNG_ALWAYS_INLINE void forget_registers(void)
 {
-#if defined(ARC4PY_X86_64)
+#if defined(__x86_64__) && defined(RNG_GNUC)
     __asm__ __volatile__(
         "xorl %%eax, %%eax\n\txorl %%ecx, %%ecx\n\txorl %%edx, %%edx\n\t"
         "xorl %%esi, %%esi\n\txorl %%edi, %%edi\n\txorl %%r8d, %%r8d\n\t"
-        "xorl %%r9d, %%r9d\n\txorl %%r10d, %%r10d\n\txorl %%r11d, %%r11d"
-        ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc");
-    ARC4PY_CLEAR_XMM();
+        "xorl %%r9d, %%r9d\n\txorl %%r10d, %%r10d\n\txorl %%r11d, %%r11d\n\t"
+        RNG_PXOR(0) RNG_PXOR(1) RNG_PXOR(2) RNG_PXOR(3) RNG_PXOR(4)
+        RNG_PXOR(5) RNG_PXOR(6) RNG_PXOR(7) RNG_PXOR(8) RNG_PXOR(9)
+        RNG_PXOR(10) RNG_PXOR(11) RNG_PXOR(12) RNG_PXOR(13) RNG_PXOR(14)
+        RNG_PXOR(15)
+        ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc",
+        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+        "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
 #elif defined(__aarch64__) && defined(RNG_GNUC)
     __asm__ __volatile__(
-        "mov x0, xzr\n\tmov x1, xzr\n\tmov x2, xzr\n\tmov x3, xzr\n\t"
-        "mov x4, xzr\n\tmov x5, xzr\n\tmov x6, xzr\n\tmov x7, xzr\n\t"
-        "mov x8, xzr\n\tmov x9, xzr\n\tmov x10, xzr\n\tmov x11, xzr\n\t"
-        "mov x12, xzr\n\tmov x13, xzr\n\tmov x14, xzr\n\tmov x15, xzr\n\t"
-        "mov x16, xzr\n\tmov x17, xzr"
+        RNG_MOVX(0) RNG_MOVX(1) RNG_MOVX(2) RNG_MOVX(3) RNG_MOVX(4)
+        RNG_MOVX(5) RNG_MOVX(6) RNG_MOVX(7) RNG_MOVX(8) RNG_MOVX(9)
+        RNG_MOVX(10) RNG_MOVX(11) RNG_MOVX(12) RNG_MOVX(13) RNG_MOVX(14)
+        RNG_MOVX(15) RNG_MOVX(16) RNG_MOVX(17)
+        RNG_MOVI(0) RNG_MOVI(1) RNG_MOVI(2) RNG_MOVI(3) RNG_MOVI(4)
+        RNG_MOVI(5) RNG_MOVI(6) RNG_MOVI(7) RNG_MOVI(16) RNG_MOVI(17)
+        RNG_MOVI(18) RNG_MOVI(19) RNG_MOVI(20) RNG_MOVI(21) RNG_MOVI(22)
+        RNG_MOVI(23) RNG_MOVI(24) RNG_MOVI(25) RNG_MOVI(26) RNG_MOVI(27)
+        RNG_MOVI(28) RNG_MOVI(29) RNG_MOVI(30) RNG_MOVI(31)
         ::: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-        "x11", "x12", "x13", "x14", "x15", "x16", "x17");
-    ARC4PY_CLEAR_NEON();
+        "x11", "x12", "x13", "x14", "x15", "x16", "x17", "v0", "v1", "v2",
+        "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
 #endif
 }
 

@@ -1,15 +1,13 @@
 /*
  * Test hooks, compiled in only with ARC4PY_TEST_HOOKS (a normal build
  * answers -1): a copy of the calling thread's keystream buffer with the
- * number of unread bytes at its end, a count of reseeds, and a log of
- * every seed and core input (tests/c/fork_census.c).  Declared in
+ * number of unread bytes at its end, and a count of reseeds.  Declared in
  * rng_test_hooks.h, not in the public header.
  */
 #include "rng_internal.h"
 
 #ifdef ARC4PY_TEST_HOOKS
 const int arc4py_rng_test_hooks = 1;
-void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
 
 int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left)
 {
