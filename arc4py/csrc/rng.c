@@ -128,8 +128,10 @@ static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
 #ifdef ARC4PY_TEST_HOOKS
     void (*log)(int, const void *, size_t) = arc4py_rng_debug_log;
 
-    if (log != NULL)
+    if (log != NULL) {
         log(direct ? ARC4PY_RNG_LOG_DIRECT : ARC4PY_RNG_LOG_REFILL, st, nblocks);
+        forget_registers(); /* the log's copy */
+    }
 #else
     (void)direct;
 #endif
@@ -227,8 +229,10 @@ static int reseed(struct rng_state *s)
         return err;
     }
 #ifdef ARC4PY_TEST_HOOKS
-    if (arc4py_rng_debug_log != NULL)
+    if (arc4py_rng_debug_log != NULL) {
         arc4py_rng_debug_log(ARC4PY_RNG_LOG_SEED, seed, RNG_SEED_BYTES);
+        forget_registers(); /* the log's copy */
+    }
 #endif
     if (keep)
         mix_into(s->chacha, seed, RNG_REKEY_BYTES);
