@@ -22,14 +22,18 @@
  *   - no key word and no nonce of a seed, or of a refill's core call but
  *     one running at the fork (what the generator's own C handles);
  *   - with --cores: no key word or nonce of a large fill's core calls, nor
- *     of a refill's call that was running at the fork either (what the
- *     cores' spills hold); without it, that count is reported, not checked.
+ *     of a refill's call that was running at the fork either, and no two
+ *     working words (after the 20 rounds) of one of the last WORK_BLOCKS
+ *     blocks of any call near each other (what the cores' spills hold:
+ *     with the output they give input words); without it, those counts
+ *     are reported, not checked.
  *
  * usage: fork_census [--forks N] [--cores] [--refills-only] CORE...
  * (N forks per core, 300 by default; --refills-only: the siblings that
  * fill directly and stir stay idle.)
  * Verdict (tests/c/verdict.h) facts: "forks", "whole_keys", "key_words",
- * "nonces", "core_words", "entries" (entries searched, summed over forks).
+ * "nonces", "core_words", "working_words", "entries" (entries searched,
+ * summed over forks).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -64,7 +68,7 @@ static const int roles[] = {ROLE_REFILL, ROLE_REFILL, ROLE_DIRECT, ROLE_STIR};
 
 struct entry {
     uint32_t w[16];  /* the core's input state; a seed as key and nonce */
-    uint64_t idx;
+    uint64_t idx, nblocks;
     int kind;        /* ARC4PY_RNG_LOG_SEED, _REFILL or _DIRECT */
     int tid;
 };
@@ -80,7 +84,7 @@ static struct log *L;
 /* Ordinary memory, read by the child as it was at the fork (not secret). */
 static struct {
     uint64_t last;  /* this sibling's latest entry */
-    int in_core;    /* inside that entry's core call */
+    int in_core;    /* that entry's core started, its stack not yet scrubbed */
 } phase[NSIB];
 static uintptr_t stack_lo[NSIB], stack_hi[NSIB];
 static int stop, started, refills_only;
@@ -102,7 +106,6 @@ static void logger(int event, const void *p, size_t n)
     uint64_t i;
     int k;
 
-    (void)n;
     if (my_tid < 0)
         return;
     if (event == ARC4PY_RNG_LOG_DONE) {
@@ -124,6 +127,7 @@ static void logger(int event, const void *p, size_t n)
         memcpy(e->w, p, sizeof e->w);
     }
     e->idx = i;
+    e->nblocks = event == ARC4PY_RNG_LOG_SEED ? 0 : n;
     e->kind = event;
     e->tid = my_tid;
     __atomic_store_n(&L->seq[i % LOG_N], i + 1, __ATOMIC_RELEASE);
@@ -179,16 +183,32 @@ static void *sibling(void *arg)
 
 /* ---- the child ---------------------------------------------------------- */
 
-#define TABLE (1u << 14)
+#define TABLE_BITS 19
+#define TABLE (1u << TABLE_BITS)
 #define HITS 16
+/* The last blocks of each core call whose working words (after the 20
+   rounds, before the input is added back) are searched for too: what a
+   core leaves of its last pass. */
+#define WORK_BLOCKS 8
+#define WORK_SLOT 16 /* slots 16..31: working word 0..15 */
+
+/* A word found: where, which slot of its entry, which block. */
+struct hit {
+    uintptr_t addr;
+    int slot, block;
+};
 
 /* The child's working memory, left out of its own search. */
 static struct {
     struct entry sent[MAX_SENT];
-    struct { uint32_t word; int entry, slot; } table[TABLE];
+    struct { uint32_t word; int entry, slot, block; } table[TABLE];
     uint32_t used[TABLE / 32];
-    struct { uintptr_t addr[HITS]; int slot[HITS], n, stack_mask, any_mask, nonce; }
-        hit[MAX_SENT];
+    struct {
+        struct hit key[HITS], work[HITS];
+        int nkey, nwork, stack_mask, any_mask, nonce;
+        uint32_t work_mask[WORK_BLOCKS];
+    } hit[MAX_SENT];
+    uint32_t x[16]; /* working words being tabled */
     char maps[1 << 16];
 } cw;
 
@@ -196,12 +216,18 @@ static struct {
 struct report {
     unsigned long whole_keys, key_words, nonces, core_words, entries;
     unsigned long whole_of[3]; /* whole keys by entry kind (log event) */
+    /* entries with two working words of a block near each other, with a
+       block's 16 (the cores' spills, like core_words) */
+    unsigned long work_words, whole_work;
     char first[2][200]; /* the first whole key, the first other finding */
 };
 
-static unsigned slot_of(uint32_t w) { return (w * 0x9e3779b1u) >> 18; }
+static unsigned slot_of(uint32_t w)
+{
+    return (w * 0x9e3779b1u) >> (32 - TABLE_BITS);
+}
 
-static void table_add(uint32_t w, int entry, int slot)
+static void table_add(uint32_t w, int entry, int slot, int block)
 {
     unsigned i = slot_of(w);
 
@@ -213,6 +239,34 @@ static void table_add(uint32_t w, int entry, int slot)
     cw.table[i].word = w;
     cw.table[i].entry = entry;
     cw.table[i].slot = slot;
+    cw.table[i].block = block;
+}
+
+#define ROTL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
+#define QR(a, b, c, d)                                                  \
+    (a += b, d ^= a, d = ROTL(d, 16), c += d, b ^= c, b = ROTL(b, 12),  \
+     a += b, d ^= a, d = ROTL(d, 8), c += d, b ^= c, b = ROTL(b, 7))
+
+/* Block `block` of the state in: its working words after the 20 rounds.
+   Not inlined: its spills stay below the child's frame, for scrub_below. */
+__attribute__((noinline)) static void working_words(const uint32_t in[16], uint64_t block, uint32_t x[16])
+{
+    uint64_t ctr = ((uint64_t)in[13] << 32 | in[12]) + block;
+    int i;
+
+    memcpy(x, in, 16 * sizeof *x);
+    x[12] = (uint32_t)ctr;
+    x[13] = (uint32_t)(ctr >> 32);
+    for (i = 0; i < 10; i++) {
+        QR(x[0], x[4], x[8], x[12]);
+        QR(x[1], x[5], x[9], x[13]);
+        QR(x[2], x[6], x[10], x[14]);
+        QR(x[3], x[7], x[11], x[15]);
+        QR(x[0], x[5], x[10], x[15]);
+        QR(x[1], x[6], x[11], x[12]);
+        QR(x[2], x[7], x[8], x[13]);
+        QR(x[3], x[4], x[9], x[14]);
+    }
 }
 
 static int on_stack(uintptr_t a)
@@ -225,7 +279,8 @@ static int on_stack(uintptr_t a)
     return 0;
 }
 
-/* Look the word at a up; slots 0..7 are key words, 8 and 9 the nonce. */
+/* Look the word at a up: slots 0..7 are key words, 8 the nonce's first,
+   WORK_SLOT + k working word k. */
 static void probe(uintptr_t a, uintptr_t end)
 {
     uint32_t w = rd32((const uint8_t *)a);
@@ -234,25 +289,37 @@ static void probe(uintptr_t a, uintptr_t end)
     if (w == 0)
         return;
     for (i = slot_of(w); cw.used[i / 32] >> (i % 32) & 1; i = (i + 1) % TABLE) {
-        int e = cw.table[i].entry, s = cw.table[i].slot;
+        int e = cw.table[i].entry, s = cw.table[i].slot, b = cw.table[i].block;
 
         if (cw.table[i].word != w)
             continue;
+        if (s >= WORK_SLOT) {
+            cw.hit[e].work_mask[b] |= 1u << (s - WORK_SLOT);
+            if (cw.hit[e].nwork < HITS) {
+                struct hit *h = &cw.hit[e].work[cw.hit[e].nwork++];
+
+                h->addr = a;
+                h->slot = s;
+                h->block = b;
+            }
+            continue;
+        }
         if (s == 8) {
             if (a + 8 <= end &&
                 rd32((const uint8_t *)a + 4) == cw.sent[e].w[15])
                 cw.hit[e].nonce = 1;
             continue;
         }
-        if (s == 9)
-            continue;
         cw.hit[e].any_mask |= 1 << s;
         /* (random bytes at an odd offset match one word by chance) */
         if (a % 4 == 0 && on_stack(a))
             cw.hit[e].stack_mask |= 1 << s;
-        if (cw.hit[e].n < HITS) {
-            cw.hit[e].addr[cw.hit[e].n] = a;
-            cw.hit[e].slot[cw.hit[e].n++] = s;
+        if (cw.hit[e].nkey < HITS) {
+            struct hit *h = &cw.hit[e].key[cw.hit[e].nkey++];
+
+            h->addr = a;
+            h->slot = s;
+            h->block = 0;
         }
     }
 }
@@ -292,19 +359,30 @@ static int popcount(unsigned m)
 }
 
 /* Two different key words found within NEAR bytes of each other? */
-static int near_pair(int e)
+/* Two different words of one block found within NEAR bytes? */
+static int near_pair(const struct hit *h, int n)
 {
     int i, j;
 
-    for (i = 0; i < cw.hit[e].n; i++)
-        for (j = i + 1; j < cw.hit[e].n; j++) {
-            uintptr_t a = cw.hit[e].addr[i], b = cw.hit[e].addr[j];
+    for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++) {
+            uintptr_t a = h[i].addr, b = h[j].addr;
 
-            if (cw.hit[e].slot[i] != cw.hit[e].slot[j] &&
+            if (h[i].slot != h[j].slot && h[i].block == h[j].block &&
                 (a > b ? a - b : b - a) < NEAR)
                 return 1;
         }
     return 0;
+}
+
+/* Zero the stack below the caller: where working_words() spilled the
+   words the search looks for. */
+__attribute__((noinline)) static void scrub_below(void)
+{
+    volatile uint8_t area[16384];
+
+    memset((uint8_t *)area, 0, sizeof area);
+    __asm__ __volatile__("" : : "r"(area) : "memory");
 }
 
 static void child(int in, int out)
@@ -321,10 +399,19 @@ static void child(int in, int out)
     for (e = 0; e < n; e++) {
         int k;
 
+        uint64_t b, nb = cw.sent[e].nblocks;
+
         for (k = 0; k < 8; k++)
-            table_add(cw.sent[e].w[4 + k], (int)e, k);
-        table_add(cw.sent[e].w[14], (int)e, 8);
+            table_add(cw.sent[e].w[4 + k], (int)e, k, 0);
+        table_add(cw.sent[e].w[14], (int)e, 8, 0);
+        for (b = nb > WORK_BLOCKS ? nb - WORK_BLOCKS : 0; b < nb; b++) {
+            working_words(cw.sent[e].w, b, cw.x);
+            for (k = 0; k < 16; k++)
+                table_add(cw.x[k], (int)e, WORK_SLOT + k,
+                          (int)(b - (nb > WORK_BLOCKS ? nb - WORK_BLOCKS : 0)));
+        }
     }
+    scrub_below();
     for (line = cw.maps; *line; ) {
         char *next = strchr(line, '\n');
         unsigned long lo, hi;
@@ -347,20 +434,32 @@ static void child(int in, int out)
     for (e = 0; e < n; e++) {
         const struct entry *en = &cw.sent[e];
         int whole = cw.hit[e].any_mask == 0xff;
-        int words = !whole && (cw.hit[e].stack_mask || near_pair((int)e));
+        int words = !whole && (cw.hit[e].stack_mask ||
+                               near_pair(cw.hit[e].key, cw.hit[e].nkey));
         int nonce = cw.hit[e].nonce;
         int live = en->idx >= phase[en->tid].last;
+        /* its core had run and its stack was not yet scrubbed */
+        int in_core = en->idx == phase[en->tid].last && phase[en->tid].in_core;
         const char *what = NULL;
+        int b;
+
+        /* A core's working words, with the output, give input words; all
+           16 of a block give the input itself (the rounds invert). */
+        for (b = 0; b < WORK_BLOCKS; b++)
+            if (cw.hit[e].work_mask[b] == 0xffff) {
+                rep.whole_work++;
+                break;
+            }
+        rep.work_words += near_pair(cw.hit[e].work, cw.hit[e].nwork);
 
         if (whole) {
             rep.whole_keys++;
             rep.whole_of[en->kind]++;
             what = "whole key";
         } else if ((words || nonce) &&
-                   (en->kind == ARC4PY_RNG_LOG_DIRECT ||
-                    (live && phase[en->tid].in_core))) {
-            /* part of a key, found while its core ran, or from a large
-               fill: the cores' spills */
+                   (en->kind == ARC4PY_RNG_LOG_DIRECT || in_core)) {
+            /* part of a key, found between its core's start and the scrub
+               after it, or from a large fill: the cores' spills */
             rep.core_words++;
         } else if (words || nonce) {
             rep.key_words += words;
@@ -375,7 +474,7 @@ static void child(int in, int out)
                      : en->kind == ARC4PY_RNG_LOG_REFILL ? "refill" : "direct fill",
                      en->tid, live ? "current" : "past",
                      (unsigned long)en->idx, (unsigned long)phase[en->tid].last,
-                     phase[en->tid].in_core ? ", in its core" : "",
+                     in_core ? ", its core not yet scrubbed" : "",
                      popcount((unsigned)cw.hit[e].any_mask),
                      popcount((unsigned)cw.hit[e].stack_mask));
     }
@@ -465,6 +564,7 @@ int main(int argc, char **argv)
 {
     unsigned long forks = FORKS_DEFAULT, total = 0, entries = 0;
     unsigned long all_whole = 0, all_words = 0, all_nonces = 0, all_core = 0;
+    unsigned long all_work = 0;
     int cores_checked = 0, a, t;
 
     if (!arc4py_rng_test_hooks) {
@@ -527,6 +627,8 @@ int main(int argc, char **argv)
             sum.key_words += rep.key_words;
             sum.nonces += rep.nonces;
             sum.core_words += rep.core_words;
+            sum.work_words += rep.work_words;
+            sum.whole_work += rep.whole_work;
             sum.entries += rep.entries;
             for (t = 0; t < 2; t++)
                 if (first[t][0] == '\0' && rep.first[t][0] != '\0')
@@ -537,12 +639,14 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
         printf("INFO %s: %lu forks (%lu could not run), %lu entries searched: "
                "%lu whole keys (seeds %lu, refills %lu, large fills %lu), %lu "
-               "with key words, %lu with the nonce; the cores' spills: %lu\n",
+               "with key words, %lu with the nonce; the cores' spills: %lu "
+               "with key words or the nonce, %lu with working words (%lu with "
+               "a block's 16)\n",
                argv[a], forks - failed_forks, failed_forks, sum.entries,
                sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
                sum.whole_of[ARC4PY_RNG_LOG_REFILL],
                sum.whole_of[ARC4PY_RNG_LOG_DIRECT], sum.key_words, sum.nonces,
-               sum.core_words);
+               sum.core_words, sum.work_words, sum.whole_work);
         /* (a fork the machine refuses now and then is not a finding) */
         verdict_check(failed_forks * 100 <= forks, "%s: at least 99%% of "
                       "the forks' children reported (%lu did not%s%s)",
@@ -559,18 +663,22 @@ int main(int argc, char **argv)
         if (first[1][0])
             verdict_detail("the first: %s", first[1]);
         if (cores_checked)
-            verdict_check(sum.core_words == 0, "%s: no key word or nonce of a "
-                          "large fill's core call in any child (%lu entries)",
-                          argv[a], sum.core_words);
+            verdict_check(sum.core_words + sum.work_words + sum.whole_work == 0,
+                          "%s: no key word, nonce or working words a core "
+                          "spilled in any child (%lu entries with key words or "
+                          "the nonce, %lu with working words)", argv[a],
+                          sum.core_words, sum.work_words + sum.whole_work);
         total += forks - failed_forks;
         entries += sum.entries;
         all_whole += sum.whole_keys;
         all_words += sum.key_words;
         all_nonces += sum.nonces;
         all_core += sum.core_words;
+        all_work += sum.work_words + sum.whole_work;
     }
     return verdict_end("\"forks\": %lu, \"whole_keys\": %lu, \"key_words\": %lu, "
-                       "\"nonces\": %lu, \"core_words\": %lu, \"entries\": %lu",
+                       "\"nonces\": %lu, \"core_words\": %lu, "
+                       "\"working_words\": %lu, \"entries\": %lu",
                        total, all_whole, all_words, all_nonces, all_core,
-                       entries);
+                       all_work, entries);
 }
