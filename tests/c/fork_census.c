@@ -247,9 +247,8 @@ static void table_add(uint32_t w, int entry, int slot, int block)
     (a += b, d ^= a, d = ROTL(d, 16), c += d, b ^= c, b = ROTL(b, 12),  \
      a += b, d ^= a, d = ROTL(d, 8), c += d, b ^= c, b = ROTL(b, 7))
 
-/* Block `block` of the state in: its working words after the 20 rounds.
-   Not inlined: its spills stay below the child's frame, for scrub_below. */
-__attribute__((noinline)) static void working_words(const uint32_t in[16], uint64_t block, uint32_t x[16])
+/* Block `block` of the state in: its working words after the 20 rounds. */
+static void working_words(const uint32_t in[16], uint64_t block, uint32_t x[16])
 {
     uint64_t ctr = ((uint64_t)in[13] << 32 | in[12]) + block;
     int i;
@@ -375,18 +374,10 @@ static int near_pair(const struct hit *h, int n)
     return 0;
 }
 
-/* Zero the stack below the caller: where working_words() spilled the
-   words the search looks for. */
-__attribute__((noinline)) static void scrub_below(void)
-{
-    volatile uint8_t area[16384];
-
-    memset((uint8_t *)area, 0, sizeof area);
-    __asm__ __volatile__("" : : "r"(area) : "memory");
-}
-
 static void child(int in, int out)
 {
+    /* Below it, the search's own frames: left out, as cw is. */
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     struct report rep;
     size_t n, e;
     char *line;
@@ -411,7 +402,6 @@ static void child(int in, int out)
                           (int)(b - (nb > WORK_BLOCKS ? nb - WORK_BLOCKS : 0)));
         }
     }
-    scrub_below();
     for (line = cw.maps; *line; ) {
         char *next = strchr(line, '\n');
         unsigned long lo, hi;
@@ -421,7 +411,7 @@ static void child(int in, int out)
             *next = '\0';
         if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
             perms[0] == 'r' && perms[1] == 'w' && !strstr(line, "[v"))
-            scan(lo, hi, 4);
+            scan(lo <= here && here < hi ? here : lo, hi, 4);
         line = next ? next + 1 : line + strlen(line);
     }
     /* A byte array on a stack may sit at any offset. */
