@@ -34,6 +34,10 @@ typedef struct arc4py_chacha20_core {
     arc4py_chacha20_blocks_fn blocks;
 } arc4py_chacha20_core;
 
+/* ChaCha20's words 0..3: "expand 32-byte k", little-endian. */
+#define ARC4PY_CHACHA20_CONSTANTS \
+    0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u
+
 /*
  * Fill state with the ChaCha20 constants, the 32-byte key, the counter and
  * the nonce.  nonce_len 8: 64-bit counter in words 12-13, nonce in 14-15.

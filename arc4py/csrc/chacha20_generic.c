@@ -105,13 +105,11 @@ int arc4py_chacha20_init(uint32_t state[16], const uint8_t key[32],
                          const uint8_t *nonce, size_t nonce_len,
                          uint64_t counter)
 {
+    static const uint32_t constants[4] = {ARC4PY_CHACHA20_CONSTANTS};
     int i;
 
-    /* "expand 32-byte k" */
-    state[0] = 0x61707865u;
-    state[1] = 0x3320646eu;
-    state[2] = 0x79622d32u;
-    state[3] = 0x6b206574u;
+    for (i = 0; i < 4; i++)
+        state[i] = constants[i];
     for (i = 0; i < 8; i++)
         state[4 + i] = arc4py_load_le32(key + 4 * i);
     if (nonce_len == 8) {

@@ -32,6 +32,14 @@
  *    event.  So no output returned after stir_all() has returned comes
  *    from a key seeded before it, and a child never finishes the parent's
  *    keystream.
+ *  - The generator's C puts no key, nonce or seed word in a stack slot: a
+ *    state is keyed in place (key_from, mix_into), a word at a time, from
+ *    bytes in its own pages (the buffer's first 40, the one-time key, the
+ *    OS's bytes read into os_bytes), and the registers that carried them,
+ *    or a core's input, are zeroed before anything can push them.  So a
+ *    fork in another thread, at any instant, leaves the child none of them
+ *    (tests/c/fork_census.c).  The registers are zeroed on x86-64 and aarch64
+ *    with GCC or Clang (not with MSVC: Windows has no fork).
  *  - No key whose output was or will be handed out stays in memory a
  *    forked child can read: the cores keep no copy of their input outside
  *    the state's pages (wiped in a child), and the stack a core spilled
@@ -55,6 +63,7 @@
 unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
+void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
 #endif
 
 /* The core every thread runs (the dispatch's active core). */
@@ -71,42 +80,122 @@ static int state_get(struct rng_state **out)
     return rng_platform_state_new(sizeof **out, out);
 }
 
-/* The one place a ChaCha20 state is keyed: key m[0..32), nonce m[32..40),
-   block counter 0. */
-static void key_state(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+/*
+ * Zero the registers a called function need not preserve, the integer and
+ * the vector ones.  A key word a keying or a core left in one would
+ * otherwise reach the stack with the next function that saves that
+ * register or pushes it to pad its frame, or in a signal frame.
+ */
+#define RNG_PXOR(n) "pxor %%xmm" #n ", %%xmm" #n "\n\t"
+#define RNG_MOVX(n) "mov x" #n ", xzr\n\t"
+#define RNG_MOVI(n) "movi v" #n ".16b, #0\n\t"
+static RNG_ALWAYS_INLINE void forget_registers(void)
 {
-    arc4py_chacha20_init(st, m, m + 32, 8, 0);
+#if defined(__x86_64__) && defined(RNG_GNUC)
+    __asm__ __volatile__(
+        "xorl %%eax, %%eax\n\txorl %%ecx, %%ecx\n\txorl %%edx, %%edx\n\t"
+        "xorl %%esi, %%esi\n\txorl %%edi, %%edi\n\txorl %%r8d, %%r8d\n\t"
+        "xorl %%r9d, %%r9d\n\txorl %%r10d, %%r10d\n\txorl %%r11d, %%r11d\n\t"
+        RNG_PXOR(0) RNG_PXOR(1) RNG_PXOR(2) RNG_PXOR(3) RNG_PXOR(4)
+        RNG_PXOR(5) RNG_PXOR(6) RNG_PXOR(7) RNG_PXOR(8) RNG_PXOR(9)
+        RNG_PXOR(10) RNG_PXOR(11) RNG_PXOR(12) RNG_PXOR(13) RNG_PXOR(14)
+        RNG_PXOR(15)
+        ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc",
+        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
+        "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#elif defined(__aarch64__) && defined(RNG_GNUC)
+    __asm__ __volatile__(
+        RNG_MOVX(0) RNG_MOVX(1) RNG_MOVX(2) RNG_MOVX(3) RNG_MOVX(4)
+        RNG_MOVX(5) RNG_MOVX(6) RNG_MOVX(7) RNG_MOVX(8) RNG_MOVX(9)
+        RNG_MOVX(10) RNG_MOVX(11) RNG_MOVX(12) RNG_MOVX(13) RNG_MOVX(14)
+        RNG_MOVX(15) RNG_MOVX(16) RNG_MOVX(17)
+        RNG_MOVI(0) RNG_MOVI(1) RNG_MOVI(2) RNG_MOVI(3) RNG_MOVI(4)
+        RNG_MOVI(5) RNG_MOVI(6) RNG_MOVI(7) RNG_MOVI(16) RNG_MOVI(17)
+        RNG_MOVI(18) RNG_MOVI(19) RNG_MOVI(20) RNG_MOVI(21) RNG_MOVI(22)
+        RNG_MOVI(23) RNG_MOVI(24) RNG_MOVI(25) RNG_MOVI(26) RNG_MOVI(27)
+        RNG_MOVI(28) RNG_MOVI(29) RNG_MOVI(30) RNG_MOVI(31)
+        ::: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
+        "x11", "x12", "x13", "x14", "x15", "x16", "x17", "v0", "v1", "v2",
+        "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#endif
 }
 
-/* XOR m into the state's key and nonce and restart its counter. */
-static void mix_key(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+/* The active core over nblocks blocks of st into out (direct: a large
+   fill's chunk, not a refill). */
+static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
 {
-    uint8_t cur[RNG_REKEY_BYTES];
+#ifdef ARC4PY_TEST_HOOKS
+    void (*log)(int, const void *, size_t) = arc4py_rng_debug_log;
+
+    if (log != NULL) {
+        log(direct ? ARC4PY_RNG_LOG_DIRECT : ARC4PY_RNG_LOG_REFILL, st, nblocks);
+        forget_registers(); /* the log's copy */
+    }
+#else
+    (void)direct;
+#endif
+    active_core()->blocks(st, out, nblocks);
+    forget_registers();
+}
+
+/* The stack a core used is scrubbed (the test log's "done"). */
+static void core_stack_scrub(void)
+{
+    rng_stack_scrub();
+#ifdef ARC4PY_TEST_HOOKS
+    if (arc4py_rng_debug_log != NULL)
+        arc4py_rng_debug_log(ARC4PY_RNG_LOG_DONE, NULL, 0);
+#endif
+}
+
+/*
+ * Keying, always in place: from bytes in the state's own pages (the buffer,
+ * the one-time key, the OS bytes) into the state's words, a word at a time
+ * through a register, so no byte of a key, nonce or seed is ever in a
+ * stack slot a forked child could read.  Not inlined: in a leaf function
+ * the words pass through registers the callee need not preserve, and
+ * forget_registers() zeroes those before returning.
+ */
+
+/* Key st from m[0..40): key, nonce, block counter 0. */
+static RNG_NOINLINE void key_from(uint32_t st[16], const uint8_t m[RNG_REKEY_BYTES])
+{
+    static const uint32_t constants[4] = {ARC4PY_CHACHA20_CONSTANTS};
     int i;
 
+    for (i = 0; i < 4; i++)
+        st[i] = constants[i];
     for (i = 0; i < 8; i++)
-        arc4py_store_le32(cur + 4 * i, st[4 + i]);
-    arc4py_store_le32(cur + 32, st[14]);
-    arc4py_store_le32(cur + 36, st[15]);
-    for (i = 0; i < RNG_REKEY_BYTES; i++)
-        cur[i] ^= m[i];
-    key_state(st, cur);
-    rng_wipe(cur, sizeof cur);
+        st[4 + i] = arc4py_load_le32(m + 4 * i);
+    st[12] = 0;
+    st[13] = 0;
+    st[14] = arc4py_load_le32(m + 32);
+    st[15] = arc4py_load_le32(m + 36);
+    forget_registers();
+}
+
+/* XOR m[0..n) into st's key (n 32) or key and nonce (n 40) and restart
+   its counter. */
+static RNG_NOINLINE void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n / 4; i++)
+        st[i < 8 ? 4 + i : 6 + i] ^= arc4py_load_le32(m + 4 * i);
+    st[12] = 0;
+    st[13] = 0;
+    forget_registers();
 }
 
 /* XOR the VM-clone mix source's output (changed when a VM is cloned) into
-   a key; 0 if it did, nonzero where the OS has no such source. */
-static int vm_mix(uint8_t m[RNG_REKEY_BYTES])
+   st's key, read into the state's pages; nothing where the OS has no such
+   source. */
+static void vm_mix(struct rng_state *s, uint32_t st[16])
 {
-    uint8_t v[RNG_VM_MIX_BYTES];
-    int i;
-
-    if (rng_platform_vm_mix(v, sizeof v) != 0)
-        return -1;
-    for (i = 0; i < RNG_VM_MIX_BYTES; i++)
-        m[i] ^= v[i];
-    rng_wipe(v, sizeof v);
-    return 0;
+    if (rng_platform_vm_mix(s->os_bytes, RNG_VM_MIX_BYTES) == 0)
+        mix_into(st, s->os_bytes, RNG_VM_MIX_BYTES);
+    rng_wipe(s->os_bytes, RNG_VM_MIX_BYTES);
 }
 
 /* Seeded, and since then no fork and no stir_all? */
@@ -131,7 +220,7 @@ static int needs_reseed(const struct rng_state *s, uint64_t more)
  */
 static int reseed(struct rng_state *s)
 {
-    uint8_t seed[RNG_REKEY_BYTES + 4];
+    uint8_t *seed = s->os_bytes;
     uint32_t fuzz;
     unsigned long fork_gen = rng_load_ulong(&rng_fork_generation);
     unsigned long stir_gen = rng_load_ulong(&rng_stir_generation);
@@ -139,16 +228,22 @@ static int reseed(struct rng_state *s)
 
     rng_wipe(s->buf, sizeof s->buf);
     s->left = 0;
-    if ((err = rng_platform_entropy(seed, sizeof seed)) != 0) {
-        rng_wipe(seed, sizeof seed);
+    if ((err = rng_platform_entropy(seed, RNG_SEED_BYTES)) != 0) {
+        rng_wipe(seed, RNG_SEED_BYTES);
         rng_wipe(s->chacha, sizeof s->chacha);
         s->seeded = 0;
         return err;
     }
+#ifdef ARC4PY_TEST_HOOKS
+    if (arc4py_rng_debug_log != NULL) {
+        arc4py_rng_debug_log(ARC4PY_RNG_LOG_SEED, seed, RNG_SEED_BYTES);
+        forget_registers(); /* the log's copy */
+    }
+#endif
     if (keep)
-        mix_key(s->chacha, seed);
+        mix_into(s->chacha, seed, RNG_REKEY_BYTES);
     else
-        key_state(s->chacha, seed);
+        key_from(s->chacha, seed);
     /* Reseed at a point in the last quarter before 1 MiB, not a fixed one. */
     fuzz = arc4py_load_le32(seed + RNG_REKEY_BYTES);
     s->reseed_after = ARC4PY_RNG_RESEED_BYTES - fuzz % (ARC4PY_RNG_RESEED_BYTES / 4);
@@ -156,7 +251,7 @@ static int reseed(struct rng_state *s)
     s->fork_gen = fork_gen;
     s->stir_gen = stir_gen;
     s->seeded = 1;
-    rng_wipe(seed, sizeof seed);
+    rng_wipe(seed, RNG_SEED_BYTES);
 #ifdef ARC4PY_TEST_HOOKS
     rng_count(&rng_reseed_count);
 #endif
@@ -170,17 +265,11 @@ static int refill(struct rng_state *s)
 
     if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = reseed(s)) != 0)
         return err;
-    {
-        uint8_t m[RNG_REKEY_BYTES] = {0};
-
-        if (vm_mix(m) == 0)
-            mix_key(s->chacha, m);
-        rng_wipe(m, sizeof m);
-    }
-    active_core()->blocks(s->chacha, s->buf,
-                            ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES);
-    rng_stack_scrub();
-    key_state(s->chacha, s->buf);
+    vm_mix(s, s->chacha);
+    run_core(s->chacha, s->buf,
+             ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES, 0);
+    core_stack_scrub();
+    key_from(s->chacha, s->buf);
     rng_wipe(s->buf, RNG_REKEY_BYTES);
     s->left = ARC4PY_RNG_BUFFER_BYTES - RNG_REKEY_BYTES;
     s->since_seed += ARC4PY_RNG_BUFFER_BYTES;
@@ -220,7 +309,6 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
     /* In the state's pages, not on the stack: zeroed in a forked child and
        left out of core dumps like the rest of the state. */
-    uint8_t *onetime = s->direct.key;
     uint32_t *st = s->direct.chacha;
     int err = 0;
 
@@ -233,7 +321,9 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
            stir_all (the request is then drawn again: see rng_buf_slow). */
         if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
             break;
-        if ((err = take(s, onetime, RNG_REKEY_BYTES)) != 0)
+        err = take(s, s->direct.key, RNG_REKEY_BYTES);
+        forget_registers(); /* the copy's */
+        if (err != 0)
             break;
         /* Never past the reseed point: stop there and reseed next round. */
         if (chunk > s->reseed_after - s->since_seed) {
@@ -243,12 +333,12 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
         }
         blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
         rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
-        (void)vm_mix(onetime);
-        key_state(st, onetime);
-        rng_wipe(onetime, RNG_REKEY_BYTES);
-        active_core()->blocks(st, out, blocks);
+        key_from(st, s->direct.key);
+        rng_wipe(s->direct.key, RNG_REKEY_BYTES);
+        vm_mix(s, st);
+        run_core(st, out, blocks, 1);
         if (rest) {
-            active_core()->blocks(st, s->direct.tail, 1);
+            run_core(st, s->direct.tail, 1, 1);
             memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail,
                    rest);
         }
@@ -258,7 +348,7 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     }
     /* Once, not per chunk: every chunk's core call spills into the same
        frames, each over the last, so only the last chunk's key is there. */
-    rng_stack_scrub();
+    core_stack_scrub();
     rng_wipe(&s->direct, sizeof s->direct);
     return err;
 }

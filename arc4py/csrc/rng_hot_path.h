@@ -32,6 +32,9 @@ struct rng_state {
     unsigned long fork_gen;   /* rng_fork_generation when last seeded */
     unsigned long stir_gen;   /* rng_stir_generation when last seeded */
     int seeded;
+    /* OS bytes on their way into a key (a seed, the VM-clone mix), read
+       here rather than onto the stack; zero between uses. */
+    uint8_t os_bytes[44];
     /* A large fill's one-time key and ChaCha20 state, zero between fills. */
     struct {
         uint32_t chacha[16];

@@ -26,9 +26,15 @@
 
 /* Bytes of each refill that become the next key and nonce. */
 #define RNG_REKEY_BYTES ARC4PY_RNG_REKEY_BYTES
+/* A reseed's bytes from the OS: a key and nonce, and 4 that place the next
+   reseed. */
+#define RNG_SEED_BYTES (RNG_REKEY_BYTES + 4)
 /* VM-clone mix bytes (vDSO getrandom) XORed into the key of every refill
    and chunk. */
 #define RNG_VM_MIX_BYTES 32
+
+RNG_STATIC_ASSERT(RNG_SEED_BYTES <= sizeof(((struct rng_state *)0)->os_bytes),
+                  "a seed must fit in the state's os_bytes");
 
 #ifdef ARC4PY_TEST_HOOKS
 extern long rng_reseed_count; /* rng.c; read by rng_test_hooks.c */

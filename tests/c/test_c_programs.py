@@ -18,6 +18,10 @@ cannot run here.  What each program checks is in its own header:
                       of rows 1..3 (gcc and clang, -O2 and -O3)
     fork_midfill      fork() mid-fill: the child finds no ChaCha20 state and
                       reproduces none of the parent's later output
+    fork_census       forks while siblings refill, fill and stir: no whole
+                      key, and no word of a seed's or a refill's key or
+                      nonce, in the child's memory (a test build logs every
+                      core input); the cores' spills counted and reported
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
     signal_nested     draws nested in draws (a signal handler): no bytes shared
@@ -131,6 +135,11 @@ NO_AVX512_RUN = ("this CPU cannot run the avx512 core, so the AVX-512 hand-out "
                  "was compiled, not run (the emulated case runs it)")
 
 
+HOOKS = ("-DARC4PY_TEST_HOOKS=1",)
+#: What a census finds in the children of the generator's own C: nothing.
+CENSUS_CLEAN = {"whole_keys": 0, "key_words": 0, "nonces": 0}
+
+
 def core_skip(name):
     reason = core_skip_reason(name)
     return lambda cc: reason
@@ -155,6 +164,15 @@ PROGRAMS = [
     *(Program(f"fork_midfill-{core}", "fork_midfill.c", (core,), runs=40, oks=6,
               skip=unless(LINUX, "reads /proc/self/maps"), slow=False)
       for core in arc4py.backends()),
+    *(Program(f"fork_census-{core}", "fork_census.c", (core,), flags=HOOKS,
+              timeout=600, expect=CENSUS_CLEAN, skip=_wipe_on_fork)
+      for core in arc4py.backends()),
+    # The other optimisation level and compiler, every core in one run.
+    *(Program(f"fork_census-{compiler}{opt}", "fork_census.c",
+              ("--forks", "100", *arc4py.backends()), flags=(opt, *HOOKS),
+              compiler=compiler, timeout=600, expect=CENSUS_CLEAN,
+              skip=_wipe_on_fork)
+      for compiler, opt in (("gcc", "-O2"), ("clang", "-O2"), ("clang", "-O3"))),
     Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
             skip=_wipe_on_fork),
     Program("signal_nested", "signal_nested.c", skip=unless(POSIX, "POSIX signals")),
