@@ -14,8 +14,10 @@
  * siblings' stacks, among those entries' key and nonce words (so any
  * layout: windows, spilled states, broadcast vectors).  Per entry:
  *   whole key   all 8 key words found (anywhere);
- *   key words   less than that: a key word 4-byte aligned on a sibling's
- *               stack, or two within NEAR bytes of each other anywhere;
+ *   key words   less than that: two key words 4-byte aligned on a
+ *               sibling's stack, or two within NEAR bytes of each other
+ *               anywhere (one word alone on a stack, 32 bits of 256,
+ *               rebuilds nothing: counted apart and reported);
  *   nonce       the two nonce words side by side.
  * Checks, over all the forks of each core:
  *   - no whole key, of any entry;
@@ -24,9 +26,9 @@
  *   - with --cores: no key word or nonce of a large fill's core calls, nor
  *     of a refill's call that was running at the fork either, and no two
  *     working words of rows 1..3 (after the 20 rounds) of one of the last
- *     WORK_BLOCKS blocks of any call near each other (what the cores' spills hold:
- *     with the output they give input words); without it, those counts
- *     are reported, not checked.
+ *     WORK_BLOCKS blocks of any call near each other (what the cores'
+ *     spills hold: with the output they give input words); without it,
+ *     those counts are reported, not checked.
  *
  * usage: fork_census [--forks N] [--cores] [--refills-only] CORE...
  * (N forks per core, 300 by default; --refills-only: the siblings that
@@ -219,6 +221,7 @@ struct report {
     /* entries with two working words of a block near each other, with a
        block's rows 1..3 (the cores' spills, like core_words) */
     unsigned long work_words, whole_work;
+    unsigned long lone_words; /* entries with one key word on a stack */
     char first[2][200]; /* the first whole key, the first other finding */
 };
 
@@ -427,8 +430,12 @@ static void child(int in, int out)
     for (e = 0; e < n; e++) {
         const struct entry *en = &cw.sent[e];
         int whole = cw.hit[e].any_mask == 0xff;
-        int words = !whole && (cw.hit[e].stack_mask ||
-                               near_pair(cw.hit[e].key, cw.hit[e].nkey));
+        int pair = near_pair(cw.hit[e].key, cw.hit[e].nkey);
+        int on_stack = popcount((unsigned)cw.hit[e].stack_mask);
+        /* One key word alone (32 bits of 256) rebuilds nothing: counted
+           apart and reported; two or more of one key are a finding. */
+        int words = !whole && (on_stack >= 2 || pair);
+        int lone = !whole && !words && on_stack == 1;
         int nonce = cw.hit[e].nonce;
         int live = en->idx >= phase[en->tid].last;
         /* its core had run and its stack was not yet scrubbed */
@@ -458,6 +465,8 @@ static void child(int in, int out)
             rep.key_words += words;
             rep.nonces += nonce;
             what = words ? "key words" : "nonce";
+        } else if (lone) {
+            rep.lone_words++;
         }
         if (what && rep.first[!whole][0] == '\0')
             snprintf(rep.first[!whole], sizeof rep.first[0],
@@ -622,6 +631,7 @@ int main(int argc, char **argv)
             sum.core_words += rep.core_words;
             sum.work_words += rep.work_words;
             sum.whole_work += rep.whole_work;
+            sum.lone_words += rep.lone_words;
             sum.entries += rep.entries;
             for (t = 0; t < 2; t++)
                 if (first[t][0] == '\0' && rep.first[t][0] != '\0')
@@ -632,14 +642,15 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
         printf("INFO %s: %lu forks (%lu could not run), %lu entries searched: "
                "%lu whole keys (seeds %lu, refills %lu, large fills %lu), %lu "
-               "with key words, %lu with the nonce; the cores' spills: %lu "
+               "with key words, %lu with the nonce, %lu with one word alone "
+               "on a stack; the cores' spills: %lu "
                "with key words or the nonce, %lu with working words (%lu with "
                "a block's rows 1..3)\n",
                argv[a], forks - failed_forks, failed_forks, sum.entries,
                sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
                sum.whole_of[ARC4PY_RNG_LOG_REFILL],
                sum.whole_of[ARC4PY_RNG_LOG_DIRECT], sum.key_words, sum.nonces,
-               sum.core_words, sum.work_words, sum.whole_work);
+               sum.lone_words, sum.core_words, sum.work_words, sum.whole_work);
         /* (a fork the machine refuses now and then is not a finding) */
         verdict_check(failed_forks * 100 <= forks, "%s: at least 99%% of "
                       "the forks' children reported (%lu did not%s%s)",
