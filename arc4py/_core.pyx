@@ -50,7 +50,6 @@ cdef extern from "cbind.h":
     object arc4py_uniform_array(object size, uint32_t upper_bound)
     object arc4py_random_type()
     object arc4py_random_bits(Py_ssize_t k)
-    object arc4py_randbelow(object n)
 
 include "_cores.pxi"
 
@@ -142,15 +141,6 @@ def arc4random_uniform(upper_bound, size=None):
 def randbits(k):
     """An ``int`` with ``k`` random bits (``k`` >= 0)."""
     return arc4py_random_bits(_size_arg(k, "k"))
-
-
-def randbelow(exclusive_upper_bound):
-    """A uniform ``int`` in [0, exclusive_upper_bound) for any positive int
-    (rejection sampling), like ``secrets.randbelow``."""
-    n = _int_arg(exclusive_upper_bound, "exclusive_upper_bound")
-    if n <= 0:
-        raise ValueError(f"exclusive_upper_bound must be > 0, not {n}")
-    return arc4py_randbelow(n)
 
 
 #: The C base type of ``arc4py.Random`` (arc4py/_random.pyx): its

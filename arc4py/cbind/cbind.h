@@ -34,4 +34,5 @@ PyObject *arc4py_random_type(void);
 PyObject *arc4py_random_bits(Py_ssize_t k);
 /* random_methods.c: a uniform int in [0, n) for an exact int n > 0. */
 PyObject *arc4py_randbelow(PyObject *n);
+PyObject *arc4py_randbelow_arg(PyObject *arg, const char *what);
 #endif

@@ -1,6 +1,6 @@
 /*
  * The hot functions of arc4py._core in C: arc4random(), random_u32(),
- * random_u64(), random(), arc4random_buf(n).  Each is METH_FASTCALL |
+ * random_u64(), random(), arc4random_buf(n), randbelow(n).  Each is METH_FASTCALL |
  * METH_KEYWORDS, the calling convention CPython (3.11+) specialises for
  * builtin functions, with its docstring and text signature below;
  * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
@@ -289,6 +289,25 @@ static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
     return arc4py_bytes_call("arc4random_buf", args, nargs, kwnames);
 }
 
+/* ---- randbelow ----------------------------------------------------------- */
+
+static PyObject *py_randbelow(PyObject *module, PyObject *const *args,
+                              Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *arg;
+
+    (void)module;
+    if (RNG_LIKELY(nargs == 1 && kwnames == NULL))
+        return arc4py_randbelow_arg(args[0], "exclusive_upper_bound");
+    if (one_arg("randbelow", "exclusive_upper_bound", args, nargs, kwnames,
+                &arg) < 0)
+        return NULL;
+    if (arg == NULL)
+        return PyErr_Format(PyExc_TypeError, "randbelow() missing required "
+                            "argument 'exclusive_upper_bound' (pos 1)");
+    return arc4py_randbelow_arg(arg, "exclusive_upper_bound");
+}
+
 #define FASTCALL(fn) (PyCFunction)(void (*)(void))(fn), \
                      METH_FASTCALL | METH_KEYWORDS
 
@@ -313,6 +332,10 @@ static PyMethodDef module_calls[] = {
     {"arc4random_buf", FASTCALL(py_arc4random_buf),
      "arc4random_buf(n)\n--\n\n"
      "``n`` random bytes (``n`` an int >= 0)."},
+    {"randbelow", FASTCALL(py_randbelow),
+     "randbelow(exclusive_upper_bound)\n--\n\n"
+     "A uniform ``int`` in [0, exclusive_upper_bound) for any positive int\n"
+     "(rejection sampling), like ``secrets.randbelow``."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -276,6 +276,28 @@ PyObject *arc4py_randbelow(PyObject *n)
     return randbelow_long(n, k);
 }
 
+/* randbelow(n), the module's (as secrets.randbelow): the method's fast
+   path for a small positive exact int, read where it is (no reference is
+   taken: threads sharing one int would contend on it in a free-threaded
+   build); `what` names the argument in errors. */
+PyObject *arc4py_randbelow_arg(PyObject *arg, const char *what)
+{
+    Py_ssize_t k;
+    PyObject *n, *out;
+    int positive;
+
+    if (RNG_LIKELY(PyLong_CheckExact(arg) && small_positive(arg, &k)))
+        return randbelow_u64((uint64_t)k, 64 - (unsigned)RNG_CLZ64((uint64_t)k));
+    if ((n = int_arg(arg, what)) == NULL)
+        return NULL;
+    positive = compare_zero(n, Py_GT);
+    if (positive == 0)
+        PyErr_Format(PyExc_ValueError, "%s must be > 0, not %S", what, n);
+    out = positive > 0 ? arc4py_randbelow(n) : NULL;
+    Py_DECREF(n);
+    return out;
+}
+
 /* _randbelow(n) for every n but a small positive exact int. */
 static RNG_NOINLINE PyObject *randbelow_general(PyObject *arg)
 {
