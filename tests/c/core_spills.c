@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "chacha20.h"
+#include "chacha_rounds.h"
 #include "verdict.h"
 
 #if defined(_WIN32)
@@ -66,12 +67,6 @@ static volatile uintptr_t top;
 
 /* ---- the reference: every round boundary of every block --------------- */
 
-#define ROTL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
-#define QR(x, a, b, c, d)                                                 \
-    (x[a] += x[b], x[d] ^= x[a], x[d] = ROTL(x[d], 16),                   \
-     x[c] += x[d], x[b] ^= x[c], x[b] = ROTL(x[b], 12),                   \
-     x[a] += x[b], x[d] ^= x[a], x[d] = ROTL(x[d], 8),                    \
-     x[c] += x[d], x[b] ^= x[c], x[b] = ROTL(x[b], 7))
 
 enum { KEY, X20, ROUND, KINDS };
 static const char *const kind_names[KINDS] = {"key", "x20", "round"};
@@ -121,13 +116,7 @@ static void make_targets(size_t nblocks)
         x[12] = (uint32_t)(ctr + b);
         x[13] = (uint32_t)((ctr + b) >> 32);
         for (r = 1; r <= 20; r++) {
-            if (r % 2) {
-                QR(x, 0, 4, 8, 12); QR(x, 1, 5, 9, 13);
-                QR(x, 2, 6, 10, 14); QR(x, 3, 7, 11, 15);
-            } else {
-                QR(x, 0, 5, 10, 15); QR(x, 1, 6, 11, 12);
-                QR(x, 2, 7, 8, 13); QR(x, 3, 4, 9, 14);
-            }
+            rounds_one(x, r);
             for (w = 4; w < 16; w++)
                 if (r < 20)
                     add(x[w], (int)b, r, w, ROUND);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "generator.h"
+#include "chacha_rounds.h"
 #include "verdict.h"
 
 #define DEAD 16384
@@ -38,10 +39,6 @@ static uint32_t rd32(const uint8_t *p)
            (uint32_t)p[3] << 24;
 }
 
-#define ROTL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
-#define QR(a, b, c, d)                                                  \
-    (a += b, d ^= a, d = ROTL(d, 16), c += d, b ^= c, b = ROTL(b, 12),  \
-     a += b, d ^= a, d = ROTL(d, 8), c += d, b ^= c, b = ROTL(b, 7))
 
 static void block(const uint32_t in[16], uint8_t outb[64])
 {
@@ -49,16 +46,7 @@ static void block(const uint32_t in[16], uint8_t outb[64])
     int i;
 
     memcpy(x, in, sizeof x);
-    for (i = 0; i < 10; i++) {
-        QR(x[0], x[4], x[8], x[12]);
-        QR(x[1], x[5], x[9], x[13]);
-        QR(x[2], x[6], x[10], x[14]);
-        QR(x[3], x[7], x[11], x[15]);
-        QR(x[0], x[5], x[10], x[15]);
-        QR(x[1], x[6], x[11], x[12]);
-        QR(x[2], x[7], x[8], x[13]);
-        QR(x[3], x[4], x[9], x[14]);
-    }
+    rounds_all(x);
     for (i = 0; i < 16; i++) {
         uint32_t v = x[i] + in[i];
         outb[4 * i] = (uint8_t)v;

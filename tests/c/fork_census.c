@@ -53,6 +53,7 @@
 #include "generator.h"
 #include "pipe_io.h"
 #include "rng_test_hooks.h"
+#include "chacha_rounds.h"
 #include "verdict.h"
 
 #define FORKS_DEFAULT 300
@@ -245,30 +246,16 @@ static void table_add(uint32_t w, int entry, int slot, int block)
     cw.table[i].block = block;
 }
 
-#define ROTL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
-#define QR(a, b, c, d)                                                  \
-    (a += b, d ^= a, d = ROTL(d, 16), c += d, b ^= c, b = ROTL(b, 12),  \
-     a += b, d ^= a, d = ROTL(d, 8), c += d, b ^= c, b = ROTL(b, 7))
 
 /* Block `block` of the state in: its working words after the 20 rounds. */
 static void working_words(const uint32_t in[16], uint64_t block, uint32_t x[16])
 {
     uint64_t ctr = ((uint64_t)in[13] << 32 | in[12]) + block;
-    int i;
 
     memcpy(x, in, 16 * sizeof *x);
     x[12] = (uint32_t)ctr;
     x[13] = (uint32_t)(ctr >> 32);
-    for (i = 0; i < 10; i++) {
-        QR(x[0], x[4], x[8], x[12]);
-        QR(x[1], x[5], x[9], x[13]);
-        QR(x[2], x[6], x[10], x[14]);
-        QR(x[3], x[7], x[11], x[15]);
-        QR(x[0], x[5], x[10], x[15]);
-        QR(x[1], x[6], x[11], x[12]);
-        QR(x[2], x[7], x[8], x[13]);
-        QR(x[3], x[4], x[9], x[14]);
-    }
+    rounds_all(x);
 }
 
 static int on_stack(uintptr_t a)
