@@ -16,26 +16,33 @@
  *   whole key   all 8 key words found (anywhere);
  *   key words   less than that: two key words 4-byte aligned on a
  *               sibling's stack, or two within NEAR bytes of each other
- *               anywhere (one word alone on a stack, 32 bits of 256,
- *               rebuilds nothing: counted apart and reported);
+ *               anywhere;
  *   nonce       the two nonce words side by side.
+ * One key word alone on a stack is chance: stacks hold low-entropy words
+ * (small integers, the low halves of pointers) that a random key word
+ * equals now and then.  The control: DECOYS random words per entry, drawn
+ * by the child and so never in the parent's memory, searched the same way;
+ * the lone key words and the decoys found, scaled to 8 words, are reported
+ * side by side.
  * Checks, over all the forks of each core:
  *   - no whole key, of any entry;
  *   - no key word and no nonce of a seed, or of a refill's core call but
  *     one running at the fork (what the generator's own C handles);
- *   - with --cores: no key word or nonce of a large fill's core calls, nor
- *     of a refill's call that was running at the fork either, and no two
- *     working words of rows 1..3 (after the 20 rounds) of one of the last
- *     WORK_BLOCKS blocks of any call near each other (what the cores'
- *     spills hold: with the output they give input words); without it,
- *     those counts are reported, not checked.
+ *   - no key word or nonce of a large fill's core calls, nor of a refill's
+ *     call that was running at the fork, and no two working words of rows
+ *     1..3 (after the 20 rounds) of one of the last WORK_BLOCKS blocks of
+ *     any call near each other (what the cores' spills would hold: with
+ *     the output they give input words).  A working word whose input word
+ *     is 0 (a counter's high word, block 0's low one) equals its output
+ *     word, which the child holds by right: it is not searched for.
  *
- * usage: fork_census [--forks N] [--cores] [--refills-only] CORE...
+ * usage: fork_census [--forks N] [--refills-only] CORE...
  * (N forks per core, 300 by default; --refills-only: the siblings that
  * fill directly and stir stay idle.)
  * Verdict (tests/c/verdict.h) facts: "forks", "whole_keys", "key_words",
- * "nonces", "core_words", "working_words", "entries" (entries searched,
- * summed over forks).
+ * "nonces", "core_words", "working_words", "lone_words", "decoy_words"
+ * (per 8 of them, as a key has), "entries" (entries searched, summed over
+ * forks).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -46,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -194,6 +202,8 @@ static void *sibling(void *arg)
    core leaves of its last pass. */
 #define WORK_BLOCKS 8
 #define WORK_SLOT 16 /* slots 16..31: working word 0..15 */
+#define DECOY_SLOT 32 /* slots 32..: the decoys */
+#define DECOYS 64
 
 /* A word found: where, which slot of its entry, which block. */
 struct hit {
@@ -212,6 +222,8 @@ static struct {
         uint32_t work_mask[WORK_BLOCKS];
     } hit[MAX_SENT];
     uint32_t x[16]; /* working words being tabled */
+    uint32_t decoy[DECOYS];
+    unsigned long decoys_found;
     char maps[1 << 16];
 } cw;
 
@@ -223,6 +235,7 @@ struct report {
        block's rows 1..3 (the cores' spills, like core_words) */
     unsigned long work_words, whole_work;
     unsigned long lone_words; /* entries with one key word on a stack */
+    unsigned long decoy_words; /* decoys found as lone_words counts */
     char first[2][200]; /* the first whole key, the first other finding */
 };
 
@@ -269,7 +282,7 @@ static int on_stack(uintptr_t a)
 }
 
 /* Look the word at a up: slots 0..7 are key words, 8 the nonce's first,
-   WORK_SLOT + k working word k. */
+   WORK_SLOT + k working word k, DECOY_SLOT + k decoy k. */
 static void probe(uintptr_t a, uintptr_t end)
 {
     uint32_t w = rd32((const uint8_t *)a);
@@ -282,6 +295,10 @@ static void probe(uintptr_t a, uintptr_t end)
 
         if (cw.table[i].word != w)
             continue;
+        if (s >= DECOY_SLOT) {
+            cw.decoys_found += a % 4 == 0 && on_stack(a);
+            continue;
+        }
         if (s >= WORK_SLOT) {
             cw.hit[e].work_mask[b] |= 1u << (s - WORK_SLOT);
             if (cw.hit[e].nwork < HITS) {
@@ -385,14 +402,23 @@ static void child(int in, int out)
         for (k = 0; k < 8; k++)
             table_add(cw.sent[e].w[4 + k], (int)e, k, 0);
         table_add(cw.sent[e].w[14], (int)e, 8, 0);
+        if (getrandom(cw.decoy, sizeof cw.decoy, 0) != (ssize_t)sizeof cw.decoy)
+            _exit(3);
+        for (k = 0; k < DECOYS; k++)
+            table_add(cw.decoy[k], (int)e, DECOY_SLOT + k, 0);
         for (b = nb > WORK_BLOCKS ? nb - WORK_BLOCKS : 0; b < nb; b++) {
+            uint64_t ctr = ((uint64_t)cw.sent[e].w[13] << 32 | cw.sent[e].w[12]) + b;
+
             working_words(cw.sent[e].w, b, cw.x);
             /* Rows 1..3 only: row 0's working words, with the output,
                give back just the constants, and a core may keep them in
-               memory (tests/c/core_spills.c). */
+               memory (tests/c/core_spills.c).  A counter word that is 0
+               leaves its working word as the output word. */
             for (k = 4; k < 16; k++)
-                table_add(cw.x[k], (int)e, WORK_SLOT + k,
-                          (int)(b - (nb > WORK_BLOCKS ? nb - WORK_BLOCKS : 0)));
+                if (!(k == 12 && (uint32_t)ctr == 0) &&
+                    !(k == 13 && (uint32_t)(ctr >> 32) == 0))
+                    table_add(cw.x[k], (int)e, WORK_SLOT + k,
+                              (int)(b - (nb > WORK_BLOCKS ? nb - WORK_BLOCKS : 0)));
         }
     }
     for (line = cw.maps; *line; ) {
@@ -414,13 +440,14 @@ static void child(int in, int out)
         scan(stack_lo[t] + 3, stack_hi[t], 4);
     }
     rep.entries = n;
+    rep.decoy_words = cw.decoys_found;
     for (e = 0; e < n; e++) {
         const struct entry *en = &cw.sent[e];
         int whole = cw.hit[e].any_mask == 0xff;
         int pair = near_pair(cw.hit[e].key, cw.hit[e].nkey);
         int on_stack = popcount((unsigned)cw.hit[e].stack_mask);
-        /* One key word alone (32 bits of 256) rebuilds nothing: counted
-           apart and reported; two or more of one key are a finding. */
+        /* One key word alone is compared with the decoys (chance); two or
+           more of one key are a finding. */
         int words = !whole && (on_stack >= 2 || pair);
         int lone = !whole && !words && on_stack == 1;
         int nonce = cw.hit[e].nonce;
@@ -553,8 +580,8 @@ int main(int argc, char **argv)
 {
     unsigned long forks = FORKS_DEFAULT, total = 0, entries = 0;
     unsigned long all_whole = 0, all_words = 0, all_nonces = 0, all_core = 0;
-    unsigned long all_work = 0;
-    int cores_checked = 0, a, t;
+    unsigned long all_work = 0, all_lone = 0, all_decoys = 0;
+    int a, t;
 
     if (!arc4py_rng_test_hooks) {
         fprintf(stderr, "fork_census: build with -DARC4PY_TEST_HOOKS=1\n");
@@ -583,10 +610,6 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "--refills-only") == 0) {
             refills_only = 1;
-            continue;
-        }
-        if (strcmp(argv[a], "--cores") == 0) {
-            cores_checked = 1;
             continue;
         }
         if (arc4py_rng_select_core(argv[a]) != 0) {
@@ -619,6 +642,7 @@ int main(int argc, char **argv)
             sum.work_words += rep.work_words;
             sum.whole_work += rep.whole_work;
             sum.lone_words += rep.lone_words;
+            sum.decoy_words += rep.decoy_words;
             sum.entries += rep.entries;
             for (t = 0; t < 2; t++)
                 if (first[t][0] == '\0' && rep.first[t][0] != '\0')
@@ -629,15 +653,16 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
         printf("INFO %s: %lu forks (%lu could not run), %lu entries searched: "
                "%lu whole keys (seeds %lu, refills %lu, large fills %lu), %lu "
-               "with key words, %lu with the nonce, %lu with one word alone "
-               "on a stack; the cores' spills: %lu "
+               "with key words, %lu with the nonce; the cores' spills: %lu "
                "with key words or the nonce, %lu with working words (%lu with "
-               "a block's rows 1..3)\n",
+               "a block's rows 1..3); chance: %lu with one key word alone on "
+               "a stack, %.1f decoys per 8 found the same way\n",
                argv[a], forks - failed_forks, failed_forks, sum.entries,
                sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
                sum.whole_of[ARC4PY_RNG_LOG_REFILL],
                sum.whole_of[ARC4PY_RNG_LOG_DIRECT], sum.key_words, sum.nonces,
-               sum.lone_words, sum.core_words, sum.work_words, sum.whole_work);
+               sum.core_words, sum.work_words, sum.whole_work,
+               sum.lone_words, sum.decoy_words * 8.0 / DECOYS);
         /* (a fork the machine refuses now and then is not a finding) */
         verdict_check(failed_forks * 100 <= forks, "%s: at least 99%% of "
                       "the forks' children reported (%lu did not%s%s)",
@@ -653,12 +678,11 @@ int main(int argc, char **argv)
                       sum.key_words, sum.nonces);
         if (first[1][0])
             verdict_detail("the first: %s", first[1]);
-        if (cores_checked)
-            verdict_check(sum.core_words + sum.work_words + sum.whole_work == 0,
-                          "%s: no key word, nonce or working words a core "
-                          "spilled in any child (%lu entries with key words or "
-                          "the nonce, %lu with working words)", argv[a],
-                          sum.core_words, sum.work_words + sum.whole_work);
+        verdict_check(sum.core_words + sum.work_words + sum.whole_work == 0,
+                      "%s: no key word, nonce or working words a core "
+                      "spilled in any child (%lu entries with key words or "
+                      "the nonce, %lu with working words)", argv[a],
+                      sum.core_words, sum.work_words + sum.whole_work);
         total += forks - failed_forks;
         entries += sum.entries;
         all_whole += sum.whole_keys;
@@ -666,10 +690,13 @@ int main(int argc, char **argv)
         all_nonces += sum.nonces;
         all_core += sum.core_words;
         all_work += sum.work_words + sum.whole_work;
+        all_lone += sum.lone_words;
+        all_decoys += sum.decoy_words;
     }
     return verdict_end("\"forks\": %lu, \"whole_keys\": %lu, \"key_words\": %lu, "
                        "\"nonces\": %lu, \"core_words\": %lu, "
-                       "\"working_words\": %lu, \"entries\": %lu",
+                       "\"working_words\": %lu, \"lone_words\": %lu, "
+                       "\"decoy_words\": %.1f, \"entries\": %lu",
                        total, all_whole, all_words, all_nonces, all_core,
-                       all_work, entries);
+                       all_work, all_lone, all_decoys * 8.0 / DECOYS, entries);
 }

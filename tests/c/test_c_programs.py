@@ -19,9 +19,10 @@ cannot run here.  What each program checks is in its own header:
     fork_midfill      fork() mid-fill: the child finds no ChaCha20 state and
                       reproduces none of the parent's later output
     fork_census       forks while siblings refill, fill and stir: no whole
-                      key, and no word of a seed's or a refill's key or
-                      nonce, in the child's memory (a test build logs every
-                      core input); the cores' spills counted and reported
+                      key, no two words of any key, no nonce and no working
+                      words a core left, in the child's memory (a test build
+                      logs every core input); one key word alone is reported
+                      beside random decoys found the same way (chance)
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
     signal_nested     draws nested in draws (a signal handler): no bytes shared
@@ -137,7 +138,8 @@ NO_AVX512_RUN = ("this CPU cannot run the avx512 core, so the AVX-512 hand-out "
 
 HOOKS = ("-DARC4PY_TEST_HOOKS=1",)
 #: What a census finds in the children of the generator's own C: nothing.
-CENSUS_CLEAN = {"whole_keys": 0, "key_words": 0, "nonces": 0}
+CENSUS_CLEAN = {"whole_keys": 0, "key_words": 0, "nonces": 0, "core_words": 0,
+                "working_words": 0}
 
 
 def core_skip(name):
