@@ -39,10 +39,8 @@ except ModuleNotFoundError as _exc:
 from arc4py import _core
 
 if _core._backend_env_error is not None:
-    from arc4py._import_checks import started_as_command
-    if not started_as_command():
-        # A new exception each time: the stored one keeps no traceback.
-        raise ValueError(str(_core._backend_env_error)) from None
+    # A new exception each time: the stored one keeps no traceback.
+    raise ValueError(str(_core._backend_env_error)) from None
 
 __version__ = "0.1.0"
 

@@ -231,9 +231,8 @@ del _debug_buffer_impl
 
 # Without ARC4PY_BACKEND the generator runs the dispatch's active core, the
 # fastest runnable (chacha20_dispatch.c: the one place the default is
-# chosen).  A bad name is kept
-# here and raised by arc4py/__init__.py, which lets the arc4py command
-# start regardless, so that `arc4py info` can show what is wrong.
+# chosen).  A bad name is kept here and raised by arc4py/__init__.py on
+# every import.
 _backend_env_error = None
 if _os.environ.get("ARC4PY_BACKEND", ""):
     try:
@@ -243,8 +242,7 @@ if _os.environ.get("ARC4PY_BACKEND", ""):
         _backend_env_error = ValueError(
             f"ARC4PY_BACKEND={_os.environ['ARC4PY_BACKEND']!r} in the "
             f"environment: {_exc}.  Set ARC4PY_BACKEND to one of the cores "
-            f"available here, or unset it to use the fastest; "
-            f"'arc4py info' lists them")
+            f"available here, or unset it to use the fastest")
         del _exc
 
 

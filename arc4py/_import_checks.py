@@ -1,8 +1,6 @@
 """What ``import arc4py`` checks before it goes on: the ImportError advice
 when a compiled module is missing (an incomplete installation, or the
-source tree shadowing the installed package, as numpy says of its own),
-and whether this process is the ``arc4py`` command, which starts even
-under a bad ARC4PY_BACKEND."""
+source tree shadowing the installed package, as numpy says of its own)."""
 import os
 import sys
 
@@ -42,41 +40,3 @@ def installed_elsewhere(here):
             return entry
     return None
 
-
-def started_as_command():
-    """Whether this process is the ``arc4py`` command (the console script,
-    or ``python -m arc4py`` while runpy locates it): the command starts
-    even under a bad ARC4PY_BACKEND, so that ``arc4py info`` can say what
-    is wrong and the other commands can refuse in one line."""
-    argv = getattr(sys, "argv", None) or [""]
-    name = os.path.basename(str(argv[0])).lower()
-    if name in ("arc4py", "arc4py.exe", "arc4py-script.py"):
-        return True
-    if argv[0] != "-m":
-        return False
-    orig = getattr(sys, "orig_argv", None)  # Python >= 3.10
-    if orig is None:
-        return True  # -m and a module in arc4py: nothing else tells which
-    return module_option(orig[1:]) == "arc4py"
-
-
-def module_option(args):
-    """The module of the interpreter's ``-m`` in ``args``, or None."""
-    args = list(args)
-    while args:
-        arg = args.pop(0)
-        if arg == "--check-hash-based-pycs":
-            args[:1] = []
-        elif arg.startswith("--") or arg == "-":
-            if arg == "--":
-                return None
-        elif arg.startswith("-"):
-            for k, flag in enumerate(arg[1:], 2):
-                if flag in "cmXW":
-                    value = arg[k:] or (args.pop(0) if args else "")
-                    if flag in "cm":
-                        return value if flag == "m" else None
-                    break
-        else:
-            return None  # a script
-    return None

@@ -102,14 +102,6 @@ def main(argv=None):
         command = f"arc4py {args.command}"
         if sys.stdout is None:      # fd 1 closed when the command started
             raise StdoutError("stdout is closed")
-        if args.command != "info":
-            # A bad ARC4PY_BACKEND: arc4py let this command start (with the
-            # fastest core) so that `arc4py info` can show it; the others
-            # would measure or emit with a core nobody asked for.
-            problem = _command("info").backend_env_error()
-            if problem is not None:
-                write_stderr(f"{command}: error: {problem}\n")
-                return 2
         status = _command(args.command).run(args)
         flush_stdout()
         return status

@@ -61,8 +61,6 @@ def collect():
         "version": arc4py.__version__,
         "backend": arc4py.backend(),
         "backend_env": os.environ.get("ARC4PY_BACKEND") or None,
-        # Why `import arc4py` fails outside this command, or None.
-        "backend_env_error": backend_env_error(),
         "backends": list(arc4py.backends()),
         "all_backends": list(_core.ALL_BACKENDS),
         "cpu_model": cpu_model(),
@@ -83,14 +81,6 @@ def collect():
         "platform": platform.platform(),
         "module_path": os.path.dirname(os.path.abspath(arc4py.__file__)),
     }
-
-
-def backend_env_error():
-    """The message of the ValueError a bad ARC4PY_BACKEND makes every
-    ``import arc4py`` raise (this command starts regardless), or None."""
-    from arc4py import _core
-    err = _core._backend_env_error
-    return None if err is None else str(err)
 
 
 def _bytes_label(n):
@@ -119,11 +109,7 @@ def _build_label(info):
 def format_info(info):
     """The facts as aligned ``name  value`` lines."""
     core = info["backend"]
-    if info.get("backend_env_error"):
-        core += (f" (fastest here; ARC4PY_BACKEND={info['backend_env']!r} is "
-                 f"not a core this CPU runs, so `import arc4py` fails: see "
-                 f"below)")
-    elif info["backend_env"]:
+    if info["backend_env"]:
         core += f" (forced by ARC4PY_BACKEND={info['backend_env']})"
     else:
         core += " (fastest here; ARC4PY_BACKEND=<name> overrides)"
@@ -168,13 +154,7 @@ def format_info(info):
         ("installed at", info["module_path"]),
     ]
     width = max(len(k) for k, _ in pairs)
-    lines = [f"{k.ljust(width)}  {v}" for k, v in pairs]
-    if info.get("backend_env_error"):
-        import textwrap
-        lines += [""] + textwrap.wrap(
-            "error: " + info["backend_env_error"], width=79,
-            subsequent_indent="  ")
-    return lines
+    return [f"{k.ljust(width)}  {v}" for k, v in pairs]
 
 
 def run(args):

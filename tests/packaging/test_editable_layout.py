@@ -133,7 +133,7 @@ def test_child_starting_tests_pass_in_the_layout(layout):
         "tests/generator/test_state_size_claims.py",
         "tests/cores/test_cores.py::test_forcing_a_core_this_cpu_runs_at_import",
         "tests/generator/test_first_use.py::test_bad_backend_error_names_the_variable",
-        "tests/generator/test_first_use.py::test_arc4py_info_still_runs_and_shows_a_bad_backend",
+        "tests/generator/test_first_use.py::test_the_command_fails_under_a_bad_backend",
         "tests/cli/test_info.py::test_info_text",
     ]
     proc = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider",
