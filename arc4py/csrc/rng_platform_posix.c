@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -173,6 +174,27 @@ int rng_platform_vm_mix(uint8_t *out, size_t n)
 }
 
 /* A bit is reported only if no live state lacks it. */
+RNG_STATIC_ASSERT(sizeof(sigset_t) <= sizeof(struct rng_signal_mask),
+                  "struct rng_signal_mask holds a sigset_t");
+
+void rng_platform_signals_hold(struct rng_signal_mask *saved)
+{
+    /* A fault held off would kill the process, not wait. */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    sigset_t held;
+    size_t i;
+
+    sigfillset(&held);
+    for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&held, faults[i]);
+    pthread_sigmask(SIG_BLOCK, &held, (sigset_t *)(void *)saved->bits);
+}
+
+void rng_platform_signals_release(const struct rng_signal_mask *saved)
+{
+    pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)saved->bits, NULL);
+}
+
 unsigned rng_platform_protections(void)
 {
     struct state_node *n;

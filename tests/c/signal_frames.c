@@ -470,7 +470,7 @@ int main(int argc, char **argv)
     for (m = 0; m < MODES; m++) {
         const struct counts *c = &counts[m];
 
-        printf("INFO %s %s: %lu copies (%lu with a signal inside a core, "
+        printf("INFO %s %s: %lu copies (%lu with a signal between a core call's log and its scrub, "
                "%lu signals)", argv[1], mode_names[m], c->snapshots, c->in_core,
                c->signals);
         for (k = 0; k < KINDS; k++)
