@@ -44,6 +44,11 @@
  *    forked child can read: the cores keep no copy of their input outside
  *    the state's pages (wiped in a child), and the stack a core spilled
  *    to is scrubbed after each refill and each large fill.
+ *  - Asynchronous signals are held off for the thread from the keying of
+ *    a refill or a large fill's chunk to the end of its core call (and a
+ *    refill's scrub), and around a reseed's keying: a handler on the
+ *    thread's stack would leave the registers, key or working words, in
+ *    its frame there (tests/c/signal_frames.c).
  *  - Large fills run in chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, each under
  *    a new one-time key kept in the state's pages, with the reseed point
  *    and the generations checked and the VM-clone source mixed in per
