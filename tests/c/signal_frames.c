@@ -26,8 +26,9 @@
  *          signal came inside the call.
  * A finding is two or more words of one group: one entry's key and nonce,
  * one block's x20 words, one block's words at one round boundary (one
- * word alone is counted apart: random stack words match one of the
- * ~10^5 targets with odds near 1e-4 a copy).  The stack is then zeroed.
+ * word alone is counted apart: a nonzero stack word matches one of the
+ * up to ~10^5 targets by chance with odds near 1 in 40,000).  The stack
+ * is then zeroed.
  *
  * Checks, per mode: enough searched draws with a core call and a signal;
  * no key, x20 or round finding.  Verdict facts: "snapshots", "in_core"
@@ -71,7 +72,7 @@ int main(void)
 #define MAX_TARGETS (1u << 20)
 #define MAX_GROUPS (1u << 17)
 #define WANT 150            /* searched draws wanted per mode */
-#define SECONDS 8.0         /* per mode, at most */
+#define SECONDS 20.0        /* per mode, at most */
 #define SIGNAL_NS 20000     /* the sibling's pause between signals */
 
 enum { MODE_REFILL, MODE_DIRECT, MODES };
