@@ -310,12 +310,6 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
     return 0;
 }
 
-/*
- * Large requests: a one-time key drawn from the state generates the output
- * straight into the caller's memory.  Chunks end at the state's reseed
- * point, so the "reseed after 1 MiB" promise holds across small and large
- * requests alike.
- */
 /* One chunk of a large fill under the one-time key in s->direct.key. */
 static void direct_chunk(struct rng_state *s, uint8_t *out, size_t chunk)
 {
@@ -335,6 +329,12 @@ static void direct_chunk(struct rng_state *s, uint8_t *out, size_t chunk)
     }
 }
 
+/*
+ * Large requests: a one-time key drawn from the state generates the output
+ * straight into the caller's memory.  Chunks end at the state's reseed
+ * point, so the "reseed after 1 MiB" promise holds across small and large
+ * requests alike.
+ */
 static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
     int err = 0;

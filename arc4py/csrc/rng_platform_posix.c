@@ -173,7 +173,6 @@ int rng_platform_vm_mix(uint8_t *out, size_t n)
     return tls_vm_mix == NULL ? ENOTSUP : rng_os_vm_mix_read(tls_vm_mix, out, n);
 }
 
-/* A bit is reported only if no live state lacks it. */
 RNG_STATIC_ASSERT(sizeof(sigset_t) <= sizeof(struct rng_signal_mask),
                   "struct rng_signal_mask holds a sigset_t");
 
@@ -195,6 +194,7 @@ void rng_platform_signals_release(const struct rng_signal_mask *saved)
     pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)saved->bits, NULL);
 }
 
+/* A bit is reported only if no live state lacks it. */
 unsigned rng_platform_protections(void)
 {
     struct state_node *n;
