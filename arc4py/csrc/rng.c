@@ -44,6 +44,11 @@
  *    forked child can read: the cores keep no copy of their input outside
  *    the state's pages (wiped in a child), and the stack a core spilled
  *    to is scrubbed after each refill and each large fill.
+ *  - Asynchronous signals are held off for the thread from the keying of
+ *    a refill or a large fill's chunk to the end of its core call (and a
+ *    refill's scrub), and around a reseed's keying: a handler on the
+ *    thread's stack would leave the registers, key or working words, in
+ *    its frame there (tests/c/signal_frames.c).
  *  - Large fills run in chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, each under
  *    a new one-time key kept in the state's pages, with the reseed point
  *    and the generations checked and the VM-clone source mixed in per
@@ -221,6 +226,7 @@ static int needs_reseed(const struct rng_state *s, uint64_t more)
 static int reseed(struct rng_state *s)
 {
     uint8_t *seed = s->os_bytes;
+    struct rng_signal_mask mask;
     uint32_t fuzz;
     unsigned long fork_gen = rng_load_ulong(&rng_fork_generation);
     unsigned long stir_gen = rng_load_ulong(&rng_stir_generation);
@@ -240,10 +246,12 @@ static int reseed(struct rng_state *s)
         forget_registers(); /* the log's copy */
     }
 #endif
+    rng_platform_signals_hold(&mask);
     if (keep)
         mix_into(s->chacha, seed, RNG_REKEY_BYTES);
     else
         key_from(s->chacha, seed);
+    rng_platform_signals_release(&mask);
     /* Reseed at a point in the last quarter before 1 MiB, not a fixed one. */
     fuzz = arc4py_load_le32(seed + RNG_REKEY_BYTES);
     s->reseed_after = ARC4PY_RNG_RESEED_BYTES - fuzz % (ARC4PY_RNG_RESEED_BYTES / 4);
@@ -261,15 +269,18 @@ static int reseed(struct rng_state *s)
 /* Fill the buffer with fresh keystream and rekey from its first 40 bytes. */
 static int refill(struct rng_state *s)
 {
+    struct rng_signal_mask mask;
     int err;
 
     if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = reseed(s)) != 0)
         return err;
+    rng_platform_signals_hold(&mask);
     vm_mix(s, s->chacha);
     run_core(s->chacha, s->buf,
              ARC4PY_RNG_BUFFER_BYTES / ARC4PY_CHACHA20_BLOCK_BYTES, 0);
     core_stack_scrub();
     key_from(s->chacha, s->buf);
+    rng_platform_signals_release(&mask);
     rng_wipe(s->buf, RNG_REKEY_BYTES);
     s->left = ARC4PY_RNG_BUFFER_BYTES - RNG_REKEY_BYTES;
     s->since_seed += ARC4PY_RNG_BUFFER_BYTES;
@@ -299,6 +310,25 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
     return 0;
 }
 
+/* One chunk of a large fill under the one-time key in s->direct.key. */
+static void direct_chunk(struct rng_state *s, uint8_t *out, size_t chunk)
+{
+    /* In the state's pages, not on the stack: zeroed in a forked child and
+       left out of core dumps like the rest of the state. */
+    uint32_t *st = s->direct.chacha;
+    size_t blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES,
+           rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
+
+    key_from(st, s->direct.key);
+    rng_wipe(s->direct.key, RNG_REKEY_BYTES);
+    vm_mix(s, st);
+    run_core(st, out, blocks, 1);
+    if (rest) {
+        run_core(st, s->direct.tail, 1, 1);
+        memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail, rest);
+    }
+}
+
 /*
  * Large requests: a one-time key drawn from the state generates the output
  * straight into the caller's memory.  Chunks end at the state's reseed
@@ -307,41 +337,28 @@ static int take(struct rng_state *s, uint8_t *out, size_t n)
  */
 static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
-    /* In the state's pages, not on the stack: zeroed in a forked child and
-       left out of core dumps like the rest of the state. */
-    uint32_t *st = s->direct.chacha;
     int err = 0;
 
     while (n) {
         size_t chunk = n < ARC4PY_RNG_DIRECT_CHUNK_BYTES ? n
                                                          : ARC4PY_RNG_DIRECT_CHUNK_BYTES;
-        size_t blocks, rest;
+        struct rng_signal_mask mask;
 
         /* Each chunk reseeds at the reseed point, and after a fork or a
            stir_all (the request is then drawn again: see rng_buf_slow). */
         if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
             break;
+        rng_platform_signals_hold(&mask);
         err = take(s, s->direct.key, RNG_REKEY_BYTES);
         forget_registers(); /* the copy's */
+        /* Never past the reseed point: stop there and reseed next round. */
+        if (err == 0 && chunk > s->reseed_after - s->since_seed)
+            chunk = (size_t)(s->reseed_after - s->since_seed);
+        if (err == 0 && chunk != 0)
+            direct_chunk(s, out, chunk);
+        rng_platform_signals_release(&mask);
         if (err != 0)
             break;
-        /* Never past the reseed point: stop there and reseed next round. */
-        if (chunk > s->reseed_after - s->since_seed) {
-            chunk = (size_t)(s->reseed_after - s->since_seed);
-            if (chunk == 0)
-                continue;
-        }
-        blocks = chunk / ARC4PY_CHACHA20_BLOCK_BYTES;
-        rest = chunk % ARC4PY_CHACHA20_BLOCK_BYTES;
-        key_from(st, s->direct.key);
-        rng_wipe(s->direct.key, RNG_REKEY_BYTES);
-        vm_mix(s, st);
-        run_core(st, out, blocks, 1);
-        if (rest) {
-            run_core(st, s->direct.tail, 1, 1);
-            memcpy(out + blocks * ARC4PY_CHACHA20_BLOCK_BYTES, s->direct.tail,
-                   rest);
-        }
         s->since_seed += chunk;
         out += chunk;
         n -= chunk;

@@ -49,6 +49,21 @@ extern RNG_HIDDEN unsigned long rng_fork_generation;
  */
 RNG_HIDDEN int rng_platform_vm_mix(uint8_t *out, size_t n);
 
+/*
+ * Asynchronous signals held off for the calling thread while a state is
+ * keyed and a core runs: a handler run on the thread's own stack meanwhile
+ * would leave the interrupted registers (key and working words) in its
+ * frame there, for a forked child to read.  A signal sent meanwhile is
+ * delivered at the release.  Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGTRAP, SIGSYS) are never held.  Holds nest: each release restores
+ * what its hold saved.  Nothing to hold where the OS has no signals.
+ */
+struct rng_signal_mask {
+    uint64_t bits[16]; /* the OS's saved mask, opaque here */
+};
+RNG_HIDDEN void rng_platform_signals_hold(struct rng_signal_mask *saved);
+RNG_HIDDEN void rng_platform_signals_release(const struct rng_signal_mask *saved);
+
 /* The protections a state's pages can have, as bits (what
    arc4py_rng_fork_protection() in generator.h reports). */
 #define ARC4PY_FORK_WIPEONFORK 1 /* state pages zeroed in a child */

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -170,6 +171,27 @@ int rng_platform_state_new(size_t size, struct rng_state **out)
 int rng_platform_vm_mix(uint8_t *out, size_t n)
 {
     return tls_vm_mix == NULL ? ENOTSUP : rng_os_vm_mix_read(tls_vm_mix, out, n);
+}
+
+RNG_STATIC_ASSERT(sizeof(sigset_t) <= sizeof(struct rng_signal_mask),
+                  "struct rng_signal_mask holds a sigset_t");
+
+void rng_platform_signals_hold(struct rng_signal_mask *saved)
+{
+    /* A fault held off would kill the process, not wait. */
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+    sigset_t held;
+    size_t i;
+
+    sigfillset(&held);
+    for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        sigdelset(&held, faults[i]);
+    pthread_sigmask(SIG_BLOCK, &held, (sigset_t *)(void *)saved->bits);
+}
+
+void rng_platform_signals_release(const struct rng_signal_mask *saved)
+{
+    pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)saved->bits, NULL);
 }
 
 /* A bit is reported only if no live state lacks it. */

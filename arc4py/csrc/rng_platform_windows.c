@@ -142,6 +142,13 @@ int rng_platform_vm_mix(uint8_t *out, size_t n)
 
 unsigned rng_platform_protections(void) { return 0; }
 
+/* No signals run on a thread's stack, and no fork to read one. */
+void rng_platform_signals_hold(struct rng_signal_mask *saved) { (void)saved; }
+void rng_platform_signals_release(const struct rng_signal_mask *saved)
+{
+    (void)saved;
+}
+
 void rng_platform_facts(const char **entropy_source, const char **state_lock,
                         const char **exit_wipe)
 {

@@ -26,6 +26,9 @@ cannot run here.  What each program checks is in its own header:
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
     signal_nested     draws nested in draws (a signal handler): no bytes shared
+    signal_frames     signals handled on a filling thread's own stack: no key,
+                      nonce or working word of a core call in the frames they
+                      leave in its dead stack (a test build logs every input)
     stir_midfill      a fill returned after stir_all returns no byte made with
                       the key stir_all retired
     move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
@@ -178,6 +181,10 @@ PROGRAMS = [
     Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
             skip=_wipe_on_fork),
     Program("signal_nested", "signal_nested.c", skip=unless(POSIX, "POSIX signals")),
+    *(Program(f"signal_frames-{core}", "signal_frames.c", (core,), flags=HOOKS,
+              timeout=300, expect={"key": 0, "x20": 0, "round": 0},
+              skip=unless(POSIX, "POSIX signals and threads"))
+      for core in arc4py.backends()),
     Program("stir_midfill", "stir_midfill.c", ("40",), timeout=600,
             expect={"races": 40}, skip=unless(POSIX, "pthreads"), slow=False),
     *(Program(f"move_out_check{opt}", "move_out_check.c", link="headers",
