@@ -44,11 +44,11 @@
  *    forked child can read: the cores keep no copy of their input outside
  *    the state's pages (wiped in a child), and the stack a core spilled
  *    to is scrubbed after each refill and each large fill.
- *  - Asynchronous signals are held off for the thread from the keying of
- *    a refill or a large fill's chunk to the end of its core call (and a
- *    refill's scrub), and around a reseed's keying: a handler on the
- *    thread's stack would leave the registers, key or working words, in
- *    its frame there (tests/c/signal_frames.c).
+ *  - Asynchronous signals are held off for the thread while a state is
+ *    keyed and a core runs: across a refill (keying, core call, scrub), a
+ *    large fill (but for each reseed's OS call) and a reseed's keying.  A
+ *    handler on the thread's stack would leave the registers, key or
+ *    working words, in its frame there (tests/c/signal_frames.c).
  *  - Large fills run in chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, each under
  *    a new one-time key kept in the state's pages, with the reseed point
  *    and the generations checked and the VM-clone source mixed in per
@@ -337,28 +337,35 @@ static void direct_chunk(struct rng_state *s, uint8_t *out, size_t chunk)
  */
 static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
+    struct rng_signal_mask mask;
     int err = 0;
 
+    /* Signals held for the whole fill but for each reseed's OS call: a
+       signal waits at most one reseed interval, and a fill of many chunks
+       pays one pair of mask calls per interval, not one per chunk. */
+    rng_platform_signals_hold(&mask);
     while (n) {
         size_t chunk = n < ARC4PY_RNG_DIRECT_CHUNK_BYTES ? n
                                                          : ARC4PY_RNG_DIRECT_CHUNK_BYTES;
-        struct rng_signal_mask mask;
 
         /* Each chunk reseeds at the reseed point, and after a fork or a
            stir_all (the request is then drawn again: see rng_buf_slow). */
-        if (needs_reseed(s, 1) && (err = reseed(s)) != 0)
-            break;
-        rng_platform_signals_hold(&mask);
+        if (needs_reseed(s, 1)) {
+            rng_platform_signals_release(&mask);
+            err = reseed(s);
+            rng_platform_signals_hold(&mask);
+            if (err != 0)
+                break;
+        }
         err = take(s, s->direct.key, RNG_REKEY_BYTES);
         forget_registers(); /* the copy's */
-        /* Never past the reseed point: stop there and reseed next round. */
-        if (err == 0 && chunk > s->reseed_after - s->since_seed)
-            chunk = (size_t)(s->reseed_after - s->since_seed);
-        if (err == 0 && chunk != 0)
-            direct_chunk(s, out, chunk);
-        rng_platform_signals_release(&mask);
         if (err != 0)
             break;
+        /* Never past the reseed point: stop there and reseed next round. */
+        if (chunk > s->reseed_after - s->since_seed)
+            chunk = (size_t)(s->reseed_after - s->since_seed);
+        if (chunk != 0)
+            direct_chunk(s, out, chunk);
         s->since_seed += chunk;
         out += chunk;
         n -= chunk;
@@ -366,6 +373,7 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     /* Once, not per chunk: every chunk's core call spills into the same
        frames, each over the last, so only the last chunk's key is there. */
     core_stack_scrub();
+    rng_platform_signals_release(&mask);
     rng_wipe(&s->direct, sizeof s->direct);
     return err;
 }
