@@ -59,8 +59,6 @@
 #include "rng_internal.h"
 
 #include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 /* Starts at 1: a state whose pages were zeroed under a running call (a
    raw fork from a signal handler) has stir_gen 0, so the hot path refuses
@@ -71,59 +69,12 @@ long rng_reseed_count;
 void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
 #endif
 
-/* The core every thread runs (the dispatch's active core). */
-static const arc4py_chacha20_core *active_core(void)
-{
-    return arc4py_chacha20_active();
-}
-
 /* The calling thread's state, created (unseeded) if needed. */
 static int state_get(struct rng_state **out)
 {
     if ((*out = rng_tls_state) != NULL)
         return 0;
     return rng_platform_state_new(sizeof **out, out);
-}
-
-/*
- * Zero the registers a called function need not preserve, the integer and
- * the vector ones.  A key word a keying or a core left in one would
- * otherwise reach the stack with the next function that saves that
- * register or pushes it to pad its frame, or in a signal frame.
- */
-#define RNG_PXOR(n) "pxor %%xmm" #n ", %%xmm" #n "\n\t"
-#define RNG_MOVX(n) "mov x" #n ", xzr\n\t"
-#define RNG_MOVI(n) "movi v" #n ".16b, #0\n\t"
-static RNG_ALWAYS_INLINE void forget_registers(void)
-{
-#if defined(__x86_64__) && defined(RNG_GNUC)
-    __asm__ __volatile__(
-        "xorl %%eax, %%eax\n\txorl %%ecx, %%ecx\n\txorl %%edx, %%edx\n\t"
-        "xorl %%esi, %%esi\n\txorl %%edi, %%edi\n\txorl %%r8d, %%r8d\n\t"
-        "xorl %%r9d, %%r9d\n\txorl %%r10d, %%r10d\n\txorl %%r11d, %%r11d\n\t"
-        RNG_PXOR(0) RNG_PXOR(1) RNG_PXOR(2) RNG_PXOR(3) RNG_PXOR(4)
-        RNG_PXOR(5) RNG_PXOR(6) RNG_PXOR(7) RNG_PXOR(8) RNG_PXOR(9)
-        RNG_PXOR(10) RNG_PXOR(11) RNG_PXOR(12) RNG_PXOR(13) RNG_PXOR(14)
-        RNG_PXOR(15)
-        ::: "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc",
-        "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-        "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
-#elif defined(__aarch64__) && defined(RNG_GNUC)
-    __asm__ __volatile__(
-        RNG_MOVX(0) RNG_MOVX(1) RNG_MOVX(2) RNG_MOVX(3) RNG_MOVX(4)
-        RNG_MOVX(5) RNG_MOVX(6) RNG_MOVX(7) RNG_MOVX(8) RNG_MOVX(9)
-        RNG_MOVX(10) RNG_MOVX(11) RNG_MOVX(12) RNG_MOVX(13) RNG_MOVX(14)
-        RNG_MOVX(15) RNG_MOVX(16) RNG_MOVX(17)
-        RNG_MOVI(0) RNG_MOVI(1) RNG_MOVI(2) RNG_MOVI(3) RNG_MOVI(4)
-        RNG_MOVI(5) RNG_MOVI(6) RNG_MOVI(7) RNG_MOVI(16) RNG_MOVI(17)
-        RNG_MOVI(18) RNG_MOVI(19) RNG_MOVI(20) RNG_MOVI(21) RNG_MOVI(22)
-        RNG_MOVI(23) RNG_MOVI(24) RNG_MOVI(25) RNG_MOVI(26) RNG_MOVI(27)
-        RNG_MOVI(28) RNG_MOVI(29) RNG_MOVI(30) RNG_MOVI(31)
-        ::: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10",
-        "x11", "x12", "x13", "x14", "x15", "x16", "x17", "v0", "v1", "v2",
-        "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
-        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
-#endif
 }
 
 /* The active core over nblocks blocks of st into out (direct: a large
@@ -135,13 +86,13 @@ static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
 
     if (log != NULL) {
         log(direct ? ARC4PY_RNG_LOG_DIRECT : ARC4PY_RNG_LOG_REFILL, st, nblocks);
-        forget_registers(); /* the log's copy */
+        rng_forget_registers(); /* the log's copy */
     }
 #else
     (void)direct;
 #endif
-    active_core()->blocks(st, out, nblocks);
-    forget_registers();
+    arc4py_chacha20_active()->blocks(st, out, nblocks); /* the dispatch's choice */
+    rng_forget_registers();
 }
 
 /* The stack a core used is scrubbed (the test log's "done"). */
@@ -160,7 +111,7 @@ static void core_stack_scrub(void)
  * through a register, so no byte of a key, nonce or seed is ever in a
  * stack slot a forked child could read.  Not inlined: in a leaf function
  * the words pass through registers the callee need not preserve, and
- * forget_registers() zeroes those before returning.
+ * rng_forget_registers() zeroes those before returning.
  */
 
 /* Key st from m[0..40): key, nonce, block counter 0. */
@@ -177,7 +128,7 @@ static RNG_NOINLINE void key_from(uint32_t st[16], const uint8_t m[RNG_REKEY_BYT
     st[13] = 0;
     st[14] = arc4py_load_le32(m + 32);
     st[15] = arc4py_load_le32(m + 36);
-    forget_registers();
+    rng_forget_registers();
 }
 
 /* XOR m[0..n) into st's key (n 32) or key and nonce (n 40) and restart
@@ -190,7 +141,7 @@ static RNG_NOINLINE void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
         st[i < 8 ? 4 + i : 6 + i] ^= arc4py_load_le32(m + 4 * i);
     st[12] = 0;
     st[13] = 0;
-    forget_registers();
+    rng_forget_registers();
 }
 
 /* XOR the VM-clone mix source's output (changed when a VM is cloned) into
@@ -243,7 +194,7 @@ static int reseed(struct rng_state *s)
 #ifdef ARC4PY_TEST_HOOKS
     if (arc4py_rng_debug_log != NULL) {
         arc4py_rng_debug_log(ARC4PY_RNG_LOG_SEED, seed, RNG_SEED_BYTES);
-        forget_registers(); /* the log's copy */
+        rng_forget_registers(); /* the log's copy */
     }
 #endif
     rng_platform_signals_hold(&mask);
@@ -358,7 +309,7 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
                 break;
         }
         err = take(s, s->direct.key, RNG_REKEY_BYTES);
-        forget_registers(); /* the copy's */
+        rng_forget_registers(); /* the copy's */
         if (err != 0)
             break;
         /* Never past the reseed point: stop there and reseed next round. */
@@ -454,59 +405,6 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
     return err;
 }
 
-RNG_COLD_NOINLINE void rng_abort(int err, const char *inside)
-{
-    const char *what = err == ENOMEM
-        ? "no memory could be mapped for this thread's generator state"
-        : "the OS could not provide entropy";
-
-    fprintf(stderr, "arc4py: %s (errno %d: %s) inside %s, which cannot "
-            "report errors; aborting rather than returning numbers that are "
-            "not random\n", what, err, strerror(err), inside);
-    fflush(stderr);
-    abort();
-}
-
-int arc4py_rng_buf(void *buf, size_t n) { return rng_take(buf, n); }
-int arc4py_rng_u32(uint32_t *out) { return rng_take(out, 4); }
-int arc4py_rng_u64(uint64_t *out) { return rng_take(out, 8); }
-
-/* Lemire's multiply-shift with rejection of the biased low products:
-   each of the n random words at v mapped into [0, upper_bound) in place,
-   a word whose low product is biased drawn again. */
-int arc4py_rng_uniform_words(uint32_t *v, size_t n, uint32_t upper_bound)
-{
-    uint32_t r, threshold;
-    uint64_t m;
-    size_t i;
-    int err;
-
-    if (upper_bound == 0) /* 2**32: every value is fair */
-        return 0;
-    /* 2**32 mod n: a division, paid only where a low product may be
-       biased (below n) */
-    threshold = 0;
-    for (i = 0; i < n; i++) {
-        m = (uint64_t)v[i] * upper_bound;
-        if ((uint32_t)m < upper_bound && threshold == 0)
-            threshold = (uint32_t)(-upper_bound) % upper_bound;
-        while ((uint32_t)m < threshold) {
-            if ((err = arc4py_rng_u32(&r)) != 0)
-                return err;
-            m = (uint64_t)r * upper_bound;
-        }
-        v[i] = (uint32_t)(m >> 32);
-    }
-    return 0;
-}
-
-int arc4py_rng_uniform(uint32_t upper_bound, uint32_t *out)
-{
-    int err = arc4py_rng_u32(out);
-
-    return err ? err : arc4py_rng_uniform_words(out, 1, upper_bound);
-}
-
 int arc4py_rng_stir(void)
 {
     struct rng_state *s;
@@ -535,13 +433,6 @@ int arc4py_rng_stir_all(void)
     return arc4py_rng_stir();
 }
 
-int arc4py_rng_select_core(const char *name)
-{
-    return arc4py_chacha20_select(name);
-}
-
-const char *arc4py_rng_core_name(void) { return active_core()->name; }
-
 /* The protections every live state has; the caller's state is made first,
    so the answer is about real pages. */
 unsigned arc4py_rng_fork_protection(void)
@@ -549,15 +440,4 @@ unsigned arc4py_rng_fork_protection(void)
     struct rng_state *s;
 
     return state_get(&s) == 0 ? rng_platform_protections() : 0;
-}
-
-int arc4py_rng_os_facts(const char **entropy_source, const char **state_lock,
-                        const char **exit_wipe)
-{
-    uint8_t byte;
-    int err = arc4py_rng_buf(&byte, 1);
-
-    if (err == 0)
-        rng_platform_facts(entropy_source, state_lock, exit_wipe);
-    return err;
 }

@@ -12,6 +12,8 @@
   one file.
 - No list of OSes: a build for an OS no platform file is for fails at the
   link, naming the platform interface.
+- No file of the package is over MAX_LINES lines but the SIMD cores (the
+  generated C of the Cython modules aside).
 """
 import re
 import shutil
@@ -23,7 +25,7 @@ import pytest
 from helpers import CSRC, INCLUDE, LINUX, compile_c
 
 # The algorithm and what sits beside it (numpy adapters, test views).
-ALGORITHM = {"rng.c", "rng_bitgen.c", "rng_test_hooks.c"}
+ALGORITHM = {"rng.c", "rng_draws.c", "rng_bitgen.c", "rng_test_hooks.c"}
 PLATFORM = {p.name for p in CSRC.glob("rng_platform_*.c")}
 # ISO C headers: all an algorithm file may include besides the project's.
 ISO_C = {"stddef.h", "stdint.h", "string.h", "errno.h", "stdio.h",
@@ -187,3 +189,20 @@ def test_cores_are_linked_into_one_extension_module():
             "arc4py_rng_buf", "rng_buf_slow"} <= set(where)
     for sym, mods in sorted(where.items()):
         assert mods == {"_core"}, f"{sym} is in {sorted(mods)}"
+
+
+MAX_LINES = 450
+SIMD_CORES = re.compile(r"chacha20_(sse2|ssse3|sse_body|avx2|avx512|neon)\.[ch]$")
+
+
+def test_no_package_file_is_too_long():
+    package = CSRC.parent
+    sources = [p for ext in ("py", "pyx", "pxi", "pxd", "pyi", "c", "h")
+               for p in [*package.rglob(f"*.{ext}"), *INCLUDE.rglob(f"*.{ext}")]
+               if not SIMD_CORES.search(p.name)
+               # Cython's output beside its module
+               and not (p.suffix == ".c" and p.with_suffix(".pyx").exists())]
+    assert any(p.name == "rng.c" for p in sources)
+    long = {str(p.relative_to(package.parent)): n for p in sources
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, f"over {MAX_LINES} lines: {long}"
