@@ -19,11 +19,14 @@ cdef extern from "binding.h":
         NOGIL_BYTES "ARC4PY_NOGIL_BYTES"
     # Raise the error the generator's errno value ``err`` stands for.
     int _raise_os_error "arc4py_raise_os_error"(int err) except -1
-    # The arrays arc4py._numpy.draw_array(kind, size) makes.
+    # The arrays arc4py._numpy's array draw makes, and that draw's type and
+    # capsule name (arc4py._numpy hands it to arc4py._core).
     enum:
         ARC4PY_ARRAY_U32
         ARC4PY_ARRAY_U64
         ARC4PY_ARRAY_DOUBLE
+    ctypedef object (*arc4py_sized_draw_fn)(int kind, object size)
+    const char *ARC4PY_SIZED_DRAW_CAPSULE
 
 
 cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:

@@ -6,9 +6,9 @@
  * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
  * The common call (no size, or a small exact int for arc4random_buf) takes
  * the generator's inlined fast path (int_draws.h, rng_take()); a size hands
- * the draw to arc4py._numpy's draw_array(), loaded on first use: the one
- * way there (arc4py_sized_draw(), which arc4random_uniform's array also
- * takes).
+ * the draw to the array draw arc4py._numpy registers when it is imported
+ * (loaded on first use): the one way there (arc4py_sized_draw(), which
+ * arc4random_uniform's array also takes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -19,10 +19,11 @@
 
 /* ---- arc4py._numpy, loaded on first use --------------------------------- */
 
-/* Its draw_array() once loaded, or NULL.  Without the GIL threads may load
-   it at once: every store is of the same function (a reference kept for
-   good), published release/acquire. */
-static const void *numpy_draw_array;
+/* arc4py._numpy's array draw, which it registers when it is imported
+   (arc4py_register_sized_draw()), or NULL.  Without the GIL threads may
+   import it at once: every store is of the same function, published
+   release/acquire. */
+static const void *sized_draw;
 
 static const char numpy_missing_message[] =
     "this arc4py feature needs numpy: pip install 'arc4py[numpy]'";
@@ -67,28 +68,33 @@ PyObject *arc4py_numpy_module(void)
     return m;
 }
 
+int arc4py_register_sized_draw(PyObject *capsule)
+{
+    void *draw = PyCapsule_GetPointer(capsule, ARC4PY_SIZED_DRAW_CAPSULE);
+
+    if (draw == NULL)
+        return -1;
+    rng_store_ptr(&sized_draw, draw);
+    return 0;
+}
+
 PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size)
 {
-    PyObject *draw = (PyObject *)rng_load_ptr(&numpy_draw_array), *args[2];
+    arc4py_sized_draw_fn draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
 
-    if (draw == NULL) {
-        PyObject *m = arc4py_numpy_module();
+    if (RNG_UNLIKELY(draw == NULL)) {
+        PyObject *m = arc4py_numpy_module(); /* registers its draw */
 
         if (m == NULL)
             return NULL;
-        draw = PyObject_GetAttrString(m, "draw_array");
         Py_DECREF(m);
-        if (draw == NULL)
+        draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
+        if (draw == NULL) { /* a module of another build */
+            numpy_missing();
             return NULL;
-        rng_store_ptr(&numpy_draw_array, draw); /* kept for good */
+        }
     }
-    args[0] = PyLong_FromLong(kind);
-    if (args[0] == NULL)
-        return NULL;
-    args[1] = size;
-    draw = PyObject_Vectorcall(draw, args, 2, NULL);
-    Py_DECREF(args[0]);
-    return draw;
+    return draw(kind, size);
 }
 
 PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound)
