@@ -4,12 +4,12 @@
 extension module they are linked into.
 
 Thin on purpose: argument checks and conversions here, the work in C, the
-GIL released for anything large.  The hottest calls (arc4random,
-random_u32, random_u64, random, arc4random_buf) are C functions of their
-own (arc4py/cbind/module_calls.c), added to this module at import, and
-``Random`` is the C base type of ``arc4py.Random`` (its primitives,
-arc4py/cbind/random_methods.c), as ``_random.Random`` is the stdlib's.  The public
-names are re-exported by ``arc4py``; import them from there.
+GIL released for anything large.  The hottest calls are C functions of
+their own (arc4py/cbind/module_calls.c, which lists them), added to this
+module at import, and ``Random`` is the C base type of ``arc4py.Random``
+(its primitives, arc4py/cbind/random_methods.c), as ``_random.Random`` is
+the stdlib's.  The public names are re-exported by ``arc4py``; import them
+from there.
 """
 from cpython.buffer cimport PyBuffer_Release
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
@@ -82,8 +82,7 @@ def _select_backend(name):
 
 
 # ---- the generator --------------------------------------------------------
-# arc4random, random_u32, random_u64, random and arc4random_buf:
-# module_calls.c.
+# The hot calls, in C (arc4py/cbind/module_calls.c lists them).
 arc4py_add_module_calls(_sys.modules[__name__])
 
 

@@ -171,9 +171,11 @@ class Random(_Primitives, _stdlib.SystemRandom):
     """A ``random.Random`` whose every method draws from arc4py's CSPRNG.
 
     A ``random.SystemRandom`` too: ``random()``, ``getrandbits()``,
-    ``randbytes()`` and ``_randbelow()`` come from arc4py's C, and every
-    other method of the stdlib class (``randrange``, ``shuffle``,
-    ``sample``, ``choices``, ``gauss``, ...) is built on them.  There is
+    ``randbytes()`` and ``_randbelow()`` come from arc4py's C, the
+    distributions (``uniform``, ``choices``, ``gauss``, ...) are the
+    stdlib's algorithms run in C on its draws, and the stdlib's own
+    ``randrange``, ``randint``, ``choice``, ``shuffle`` and ``sample`` are
+    built on them.  There is
     no state to seed or save, so nothing to replay: ``seed()`` is ignored,
     ``getstate()`` and ``setstate()`` raise ``NotImplementedError``, and
     pickling or copying one gives a fresh ``Random`` of the same class (so
