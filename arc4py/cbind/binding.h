@@ -50,6 +50,46 @@ static inline int arc4py_raise_os_error(int err)
     return -1;
 }
 
+/* arg as an exact int (operator.index), new reference; TypeError naming
+   `what` for anything else, floats included. */
+static inline PyObject *arc4py_int_arg(PyObject *arg, const char *what)
+{
+    PyObject *index;
+
+    if (PyLong_CheckExact(arg)) {
+        Py_INCREF(arg);
+        return arg;
+    }
+    index = PyFloat_Check(arg) ? NULL : PyNumber_Index(arg);
+    if (index == NULL &&
+        (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)))
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", what,
+                     Py_TYPE(arg)->tp_name);
+    return index;
+}
+
+/* n as a size: TypeError naming `what` for a non-int, ValueError for a
+   negative, OverflowError past sys.maxsize; -1 with the error set. */
+static inline Py_ssize_t arc4py_size_arg(PyObject *n, const char *what)
+{
+    PyObject *index = arc4py_int_arg(n, what), *zero;
+    Py_ssize_t size;
+
+    if (index == NULL)
+        return -1;
+    size = PyLong_AsSsize_t(index);
+    if (size == -1 && PyErr_Occurred()) {
+        zero = PyLong_FromLong(0);
+        if (zero != NULL && PyObject_RichCompareBool(index, zero, Py_LT) == 1)
+            PyErr_Clear(); /* a ValueError, as for any negative */
+        Py_XDECREF(zero);
+    }
+    if (size < 0 && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, not %S", what, index);
+    Py_DECREF(index);
+    return size < 0 ? -1 : size;
+}
+
 /* The unsigned little-endian int of n bytes at p (new reference). */
 static inline PyObject *arc4py_long_from_le_bytes(const unsigned char *p,
                                                   size_t n)

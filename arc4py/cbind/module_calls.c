@@ -237,35 +237,6 @@ static PyObject *py_random(PyObject *module, PyObject *const *args,
 
 /* ---- arc4random_buf ----------------------------------------------------- */
 
-/* n as a size: TypeError for a non-int, ValueError for a negative,
-   OverflowError past sys.maxsize; -1 with the error set. */
-static RNG_NOINLINE Py_ssize_t size_arg(PyObject *n)
-{
-    PyObject *index;
-    Py_ssize_t size;
-
-    index = PyFloat_Check(n) ? NULL : PyNumber_Index(n);
-    if (index == NULL) {
-        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError))
-            PyErr_Format(PyExc_TypeError, "n must be an int, not %s",
-                         Py_TYPE(n)->tp_name);
-        return -1;
-    }
-    size = PyLong_AsSsize_t(index);
-    if (size == -1 && PyErr_Occurred()) {
-        PyObject *zero = PyLong_FromLong(0);
-        int negative = zero ? PyObject_RichCompareBool(index, zero, Py_LT) : -1;
-
-        Py_XDECREF(zero);
-        if (negative == 1) /* a ValueError, as for any negative */
-            PyErr_Clear();
-    }
-    if (size < 0 && !PyErr_Occurred())
-        PyErr_Format(PyExc_ValueError, "n must be >= 0, not %S", index);
-    Py_DECREF(index);
-    return size < 0 ? -1 : size;
-}
-
 PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
                             Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -277,14 +248,14 @@ PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
         n = PyLong_AsSsize_t(args[0]);
         if (RNG_LIKELY(n >= 0))
             return random_bytes(n);
-        PyErr_Clear(); /* too large either way: size_arg() says which */
+        PyErr_Clear(); /* too large either way: arc4py_size_arg() says which */
     }
     if (one_arg(function, "n", args, nargs, kwnames, &arg) < 0)
         return NULL;
     if (arg == NULL)
         return PyErr_Format(PyExc_TypeError, "%s() missing required "
                             "argument 'n' (pos 1)", function);
-    n = size_arg(arg);
+    n = arc4py_size_arg(arg, "n");
     return n < 0 ? NULL : random_bytes(n);
 }
 
