@@ -1,7 +1,6 @@
 # Helpers shared by the Cython modules (_core, _numpy and
 # _random): inline, so each module compiles its own copy and none
 # imports another for them.
-from cpython.number cimport PyNumber_Index
 from cpython.pycapsule cimport PyCapsule_GetPointer
 
 from arc4py._cdefs cimport arc4py_capi, ARC4PY_CAPI_CAPSULE, ARC4PY_CAPI_V2_SIZE
@@ -9,8 +8,9 @@ from arc4py._cdefs cimport arc4py_capi, ARC4PY_CAPI_CAPSULE, ARC4PY_CAPI_V2_SIZE
 # The generator's fill: arc4py_rng_buf, or the C API's .fill.
 ctypedef int (*_buf_fn)(void *buf, size_t n) noexcept nogil
 
-# The GIL threshold and the generator's errors, shared with the C of
-# arc4py/cbind/ (said once, in arc4py/cbind/binding.h).
+# The GIL threshold, the generator's errors, the array draw and the
+# argument checks, shared with the C of arc4py/cbind/ (said once, in
+# arc4py/cbind/binding.h).
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
@@ -19,11 +19,20 @@ cdef extern from "binding.h":
         NOGIL_BYTES "ARC4PY_NOGIL_BYTES"
     # Raise the error the generator's errno value ``err`` stands for.
     int _raise_os_error "arc4py_raise_os_error"(int err) except -1
-    # The arrays arc4py._numpy.draw_array(kind, size) makes.
+    # The arrays arc4py._numpy's array draw makes, and that draw's type and
+    # capsule name (arc4py._numpy hands it to arc4py._core).
     enum:
         ARC4PY_ARRAY_U32
         ARC4PY_ARRAY_U64
         ARC4PY_ARRAY_DOUBLE
+    ctypedef object (*arc4py_sized_draw_fn)(int kind, object size)
+    const char *ARC4PY_SIZED_DRAW_CAPSULE
+    # ``n`` as an int (``operator.index``); ``TypeError`` naming ``what``
+    # for anything else, floats included.
+    object _int_arg "arc4py_int_arg"(object n, const char *what)
+    # ``n`` as a size >= 0: ``TypeError`` for a non-int, ``ValueError`` for
+    # a negative, ``OverflowError`` past ``sys.maxsize``.
+    Py_ssize_t _size_arg "arc4py_size_arg"(object n, const char *what) except -1
 
 
 cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
@@ -37,29 +46,6 @@ cdef inline int _fill_raw(_buf_fn buf, void *p, Py_ssize_t n) except -1:
     if err:
         _raise_os_error(err)
     return 0
-
-
-cdef inline object _int_arg(object n, str what):
-    """``n`` as an int (``operator.index``); ``TypeError`` naming ``what``
-    for anything else, floats included."""
-    if isinstance(n, float):
-        raise TypeError(f"{what} must be an int, not float")
-    try:
-        return PyNumber_Index(n)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not "
-                        f"{type(n).__name__}") from None
-
-
-cdef inline Py_ssize_t _size_arg(object n, str what) except -1:
-    """``n`` as a size >= 0: ``TypeError`` for a non-int, ``ValueError``
-    for a negative, ``OverflowError`` past ``sys.maxsize``."""
-    if type(n) is int and 0 <= n <= PY_SSIZE_T_MAX:
-        return n  # the common case, without operator.index
-    n = _int_arg(n, what)
-    if n < 0:
-        raise ValueError(f"{what} must be >= 0, not {n}")
-    return n
 
 
 cdef inline const arc4py_capi *_generator_table(object capsule) except NULL:

@@ -4,12 +4,12 @@
 extension module they are linked into.
 
 Thin on purpose: argument checks and conversions here, the work in C, the
-GIL released for anything large.  The hottest calls (arc4random,
-random_u32, random_u64, random, arc4random_buf) are C functions of their
-own (arc4py/cbind/module_calls.c), added to this module at import, and
-``Random`` is the C base type of ``arc4py.Random`` (its primitives,
-arc4py/cbind/random_methods.c), as ``_random.Random`` is the stdlib's.  The public
-names are re-exported by ``arc4py``; import them from there.
+GIL released for anything large.  The hottest calls are C functions of
+their own (arc4py/cbind/module_calls.c, which lists them), added to this
+module at import, and ``Random`` is the C base type of ``arc4py.Random``
+(its primitives, arc4py/cbind/random_methods.c), as ``_random.Random`` is
+the stdlib's.  The public names are re-exported by ``arc4py``; import them
+from there.
 """
 from cpython.buffer cimport PyBuffer_Release
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
@@ -47,6 +47,7 @@ cdef extern from "cbind.h":
     object arc4py_capi_capsule(const char **hand_out)
     int arc4py_add_module_calls(object module) except -1
     object arc4py_numpy_module()
+    int arc4py_register_sized_draw(object capsule) except -1
     object arc4py_uniform_array(object size, uint32_t upper_bound)
     object arc4py_random_type()
     object arc4py_random_bits(Py_ssize_t k)
@@ -81,8 +82,7 @@ def _select_backend(name):
 
 
 # ---- the generator --------------------------------------------------------
-# arc4random, random_u32, random_u64, random and arc4random_buf:
-# module_calls.c.
+# The hot calls, in C (arc4py/cbind/module_calls.c lists them).
 arc4py_add_module_calls(_sys.modules[__name__])
 
 
@@ -152,6 +152,12 @@ def _load_numpy():
     """``arc4py._numpy``, loaded on first use: the one loader, whose
     ImportError names the ``arc4py[numpy]`` extra."""
     return arc4py_numpy_module()
+
+
+def _register_sized_draw(capsule):
+    """Called by ``arc4py._numpy`` as it is imported: its array draw, in a
+    capsule, which every ``size=`` call then hands its size to."""
+    arc4py_register_sized_draw(capsule)
 
 
 def stir(*, all_threads=False):

@@ -47,8 +47,8 @@ ALL_BACKENDS = _known_names()
 def backends():
     """The ChaCha20 cores this CPU can run, fastest first.
 
-    Returns a tuple of names from ``ALL_BACKENDS`` (``"avx512"``,
-    ``"avx2"``, ``"neon"``, ...); ``"generic"`` is always last.
+    Returns a tuple of core names, such as ``("avx2", "ssse3", "sse2",
+    "generic")``; ``"generic"`` runs everywhere and is always last.
     """
     cdef size_t count, i
     cdef const arc4py_chacha20_core *cores = arc4py_chacha20_cores(&count)

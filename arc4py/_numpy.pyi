@@ -17,10 +17,6 @@ _Size: TypeAlias = SupportsIndex | Sequence[SupportsIndex]
 # A seed sequence that holds no seed: the only seed arc4py takes.
 _Seedless: TypeAlias = numpy.random.bit_generator.SeedlessSeedSequence
 
-# The array form of arc4py's sized calls; kind: ARC4PY_ARRAY_* of
-# arc4py/cbind/binding.h.
-def draw_array(kind: int, size: _Size) -> npt.NDArray[Any]: ...
-
 class BitGenerator(numpy.random.BitGenerator):
     """A numpy BitGenerator drawing from arc4py's per-thread CSPRNG.
 

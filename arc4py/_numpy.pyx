@@ -9,6 +9,7 @@ import it).  Everything here draws from the same per-thread C generator as
 extension module asks.  Import the public names from ``arc4py``.
 """
 cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
@@ -19,13 +20,15 @@ import numpy as _np
 from numpy.random import Generator as _NumpyGenerator
 from numpy.random.bit_generator import SeedlessSeedSequence as _Seedless
 
-from arc4py._core import _C_API, arc4random_buf as _arc4random_buf
+from arc4py._core import (_C_API, _register_sized_draw,
+                          arc4random_buf as _arc4random_buf)
 
 cnp.import_array()
 
 from arc4py._cdefs cimport arc4py_capi, arc4py_u64_to_double
 from arc4py._common cimport (ARC4PY_ARRAY_DOUBLE, ARC4PY_ARRAY_U32,
-                             ARC4PY_ARRAY_U64, _fill_raw,
+                             ARC4PY_ARRAY_U64, ARC4PY_SIZED_DRAW_CAPSULE,
+                             arc4py_sized_draw_fn, _fill_raw,
                              _generator_table, _int_arg, _raise_os_error,
                              _size_arg)
 
@@ -78,14 +81,14 @@ cdef cnp.ndarray _random_array_of_shape(tuple shape, int typenum):
     return out
 
 
-def draw_array(int kind, size):
+cdef object _draw_array(int kind, object size):
     """A new C-contiguous ``numpy.ndarray`` of shape ``size`` (an int or a
     tuple of ints), filled in place: by ``kind`` (an ``ARC4PY_ARRAY_*`` of
     arc4py/cbind/binding.h) uint32 or uint64 uniform over their range, or
     float64 in [0.0, 1.0) with 53 random bits.
 
-    The array form of every sized call of ``arc4py``, which hands it here
-    (arc4py/cbind/module_calls.c).
+    The array form of every sized call of ``arc4py``, which reaches it
+    through arc4py/cbind/module_calls.c (registered below).
     """
     if kind == ARC4PY_ARRAY_U32:
         return _random_array(size, cnp.NPY_UINT32)
@@ -106,6 +109,10 @@ def draw_array(int kind, size):
             x = arc4py_u64_to_double(word)
             memcpy(p + 8 * i, &x, 8)
     return out
+
+
+_register_sized_draw(PyCapsule_New(<void *><arc4py_sized_draw_fn>_draw_array,
+                                   ARC4PY_SIZED_DRAW_CAPSULE, NULL))
 
 
 # ---- numpy's bitgen_t -----------------------------------------------------------

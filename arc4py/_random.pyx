@@ -54,9 +54,11 @@ cdef inline double _draw() except? -1.0:
 
 
 cdef inline bint _real(object x, double *out):
-    """``x`` as a finite double, for a float or an int below 2**52 in
-    magnitude (so its differences are exact too, as Python's int arithmetic
-    is); False for anything else."""
+    """``x`` as a finite double, for a float or an int within 2**52 in
+    magnitude; False for anything else.  Such an int, and the difference of
+    any two (uniform's b - a), are exact doubles, so C's arithmetic and
+    comparisons on them are Python's exact int ones (2**53 would hold the
+    ints but not all their differences)."""
     if type(x) is float:
         out[0] = <double>x
         return isfinite(out[0])
@@ -171,9 +173,11 @@ class Random(_Primitives, _stdlib.SystemRandom):
     """A ``random.Random`` whose every method draws from arc4py's CSPRNG.
 
     A ``random.SystemRandom`` too: ``random()``, ``getrandbits()``,
-    ``randbytes()`` and ``_randbelow()`` come from arc4py's C, and every
-    other method of the stdlib class (``randrange``, ``shuffle``,
-    ``sample``, ``choices``, ``gauss``, ...) is built on them.  There is
+    ``randbytes()`` and ``_randbelow()`` come from arc4py's C, the
+    distributions (``uniform``, ``choices``, ``gauss``, ...) are the
+    stdlib's algorithms run in C on its draws, and the stdlib's own
+    ``randrange``, ``randint``, ``choice``, ``shuffle`` and ``sample`` are
+    built on them.  There is
     no state to seed or save, so nothing to replay: ``seed()`` is ignored,
     ``getstate()`` and ``setstate()`` raise ``NotImplementedError``, and
     pickling or copying one gives a fresh ``Random`` of the same class (so
@@ -347,9 +351,9 @@ class Random(_Primitives, _stdlib.SystemRandom):
         def binomialvariate(self, n=1, p=0.5):
             """Binomial random variable: the number of successes in ``n``
             independent trials of probability ``p`` each (0 <= X <= n)."""
-            cdef double q
+            cdef double nd, q
             if (type(self) is _plain_type and type(n) is int
-                    and 0 <= n <= 4503599627370496 and _real(p, &q)
+                    and _real(n, &nd) and n >= 0 and _real(p, &q)
                     and 0.0 < q < 1.0):
                 return _binomial(self, n, q)
             return _std.binomialvariate(self, n, p)

@@ -1,10 +1,10 @@
 # The discrete draws of arc4py.Random, included by _random.pyx (its _draw,
-# _spin and _std): choices() and binomialvariate().
+# _real, _spin and _std): choices() and binomialvariate().
 #
 # choices: the stdlib's algorithm, an index floor(random() * n)
 # without weights; with them, bisect_right over the cumulative weights of
 # random() * total.  In C for a list or tuple population and weights of floats
-# (or ints a double holds exactly, as their sums): the comparisons are then
+# (or ints _real takes, and sums a double holds exactly): the comparisons are then
 # those of Python's floats, so each draw picks what the stdlib's would.  For
 # anything else, and for every error, the stdlib's own method runs.
 
@@ -14,27 +14,16 @@ from cpython.object cimport Py_LT, PyObject_RichCompareBool
 cdef double _TWO_53 = 9007199254740992.0
 
 
-cdef inline bint _exact_double(object x, double *out):
-    """``x`` as a double if it is a float or an int within 2**53."""
-    if type(x) is float:
-        out[0] = <double>x
-        return True
-    if type(x) is int and -9007199254740992 <= x <= 9007199254740992:
-        out[0] = <double>x
-        return True
-    return False
-
-
 cdef bint _accumulate(object weights, Py_ssize_t n, double *cum):
     """``cum`` = itertools.accumulate(weights), exactly as Python sums them:
-    False where a weight is not a float or exact int, or a running sum of
-    ints alone leaves the doubles' exact range."""
+    False where a weight is not one ``_real`` takes, or a running sum of
+    ints alone leaves the doubles' exact range (2**53)."""
     cdef Py_ssize_t i
     cdef double total = 0.0, w
     cdef bint ints_only = True
     for i in range(n):
         weight = PySequence_GetItem(weights, i)
-        if not _exact_double(weight, &w):
+        if not _real(weight, &w):
             return False
         if type(weight) is float:
             ints_only = False
@@ -90,7 +79,7 @@ cdef object _choices_cumulative(object population, object cum_weights,
     cdef Py_ssize_t i, lo, hi, mid
     cdef double total, x
     cdef bint below
-    if not _exact_double(PySequence_GetItem(cum_weights, n - 1), &total):
+    if not _real(PySequence_GetItem(cum_weights, n - 1), &total):
         return None
     total += 0.0
     if not (total > 0.0 and isfinite(total)):

@@ -13,13 +13,19 @@
    it, dropping and retaking the GIL costs more than it saves. */
 #define ARC4PY_NOGIL_BYTES (1 << 14)
 
-/* The arrays arc4py._numpy.draw_array(kind, size) makes: the one way a
-   call's size= form reaches numpy (cbind.h's arc4py_sized_draw()). */
+/* The arrays arc4py._numpy's array draw makes: the one way a call's size=
+   form reaches numpy (cbind.h's arc4py_sized_draw()). */
 enum arc4py_array_kind {
     ARC4PY_ARRAY_U32,    /* uint32, as random_u32() */
     ARC4PY_ARRAY_U64,    /* uint64, as random_u64() */
     ARC4PY_ARRAY_DOUBLE, /* float64 in [0, 1), as random() */
 };
+
+/* That draw: a new array of `kind` and shape `size` (an int or a tuple),
+   or NULL with an exception.  arc4py._numpy hands it to arc4py._core when
+   it is imported, in a capsule of this name (_core._register_sized_draw). */
+typedef PyObject *(*arc4py_sized_draw_fn)(int kind, PyObject *size);
+#define ARC4PY_SIZED_DRAW_CAPSULE "arc4py._numpy.sized_draw"
 
 /* Set the exception for the generator's errno value err and return -1:
    MemoryError when no state could be mapped for the thread, else OSError
@@ -42,6 +48,46 @@ static inline int arc4py_raise_os_error(int err)
         Py_DECREF(args);
     }
     return -1;
+}
+
+/* arg as an exact int (operator.index), new reference; TypeError naming
+   `what` for anything else, floats included. */
+static inline PyObject *arc4py_int_arg(PyObject *arg, const char *what)
+{
+    PyObject *index;
+
+    if (PyLong_CheckExact(arg)) {
+        Py_INCREF(arg);
+        return arg;
+    }
+    index = PyFloat_Check(arg) ? NULL : PyNumber_Index(arg);
+    if (index == NULL &&
+        (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)))
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", what,
+                     Py_TYPE(arg)->tp_name);
+    return index;
+}
+
+/* n as a size: TypeError naming `what` for a non-int, ValueError for a
+   negative, OverflowError past sys.maxsize; -1 with the error set. */
+static inline Py_ssize_t arc4py_size_arg(PyObject *n, const char *what)
+{
+    PyObject *index = arc4py_int_arg(n, what), *zero;
+    Py_ssize_t size;
+
+    if (index == NULL)
+        return -1;
+    size = PyLong_AsSsize_t(index);
+    if (size == -1 && PyErr_Occurred()) {
+        zero = PyLong_FromLong(0);
+        if (zero != NULL && PyObject_RichCompareBool(index, zero, Py_LT) == 1)
+            PyErr_Clear(); /* a ValueError, as for any negative */
+        Py_XDECREF(zero);
+    }
+    if (size < 0 && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0, not %S", what, index);
+    Py_DECREF(index);
+    return size < 0 ? -1 : size;
 }
 
 /* The unsigned little-endian int of n bytes at p (new reference). */

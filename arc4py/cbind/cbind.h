@@ -10,14 +10,17 @@
    calls ("avx512", "portable"). */
 PyObject *arc4py_capi_capsule(const char **hand_out);
 
-/* module_calls.c: add arc4random, random_u32, random_u64, random and
-   arc4random_buf to module; 0, or -1 with an exception set. */
+/* module_calls.c: add its functions (listed at its top) to module; 0, or
+   -1 with an exception set. */
 int arc4py_add_module_calls(PyObject *module);
 /* module_calls.c: arc4py._numpy (new reference); NULL with an ImportError
    naming the arc4py[numpy] extra.  The one loader of numpy. */
 PyObject *arc4py_numpy_module(void);
-/* module_calls.c: the array of `kind` and shape `size`
-   (arc4py._numpy.draw_array). */
+/* module_calls.c: take arc4py._numpy's array draw from `capsule`
+   (binding.h's ARC4PY_SIZED_DRAW_CAPSULE); 0, or -1 with an exception. */
+int arc4py_register_sized_draw(PyObject *capsule);
+/* module_calls.c: the array of `kind` and shape `size`, made by that draw
+   (arc4py._numpy loaded first if need be). */
 PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size);
 /* module_calls.c: a uint32 array of shape `size`, each uniform in
    [0, upper_bound) (0 standing for 2**32). */

@@ -6,9 +6,9 @@
  * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
  * The common call (no size, or a small exact int for arc4random_buf) takes
  * the generator's inlined fast path (int_draws.h, rng_take()); a size hands
- * the draw to arc4py._numpy's draw_array(), loaded on first use: the one
- * way there (arc4py_sized_draw(), which arc4random_uniform's array also
- * takes).
+ * the draw to the array draw arc4py._numpy registers when it is imported
+ * (loaded on first use): the one way there (arc4py_sized_draw(), which
+ * arc4random_uniform's array also takes).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -19,10 +19,11 @@
 
 /* ---- arc4py._numpy, loaded on first use --------------------------------- */
 
-/* Its draw_array() once loaded, or NULL.  Without the GIL threads may load
-   it at once: every store is of the same function (a reference kept for
-   good), published release/acquire. */
-static const void *numpy_draw_array;
+/* arc4py._numpy's array draw, which it registers when it is imported
+   (arc4py_register_sized_draw()), or NULL.  Without the GIL threads may
+   import it at once: every store is of the same function, published
+   release/acquire. */
+static const void *sized_draw;
 
 static const char numpy_missing_message[] =
     "this arc4py feature needs numpy: pip install 'arc4py[numpy]'";
@@ -67,28 +68,33 @@ PyObject *arc4py_numpy_module(void)
     return m;
 }
 
+int arc4py_register_sized_draw(PyObject *capsule)
+{
+    void *draw = PyCapsule_GetPointer(capsule, ARC4PY_SIZED_DRAW_CAPSULE);
+
+    if (draw == NULL)
+        return -1;
+    rng_store_ptr(&sized_draw, draw);
+    return 0;
+}
+
 PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size)
 {
-    PyObject *draw = (PyObject *)rng_load_ptr(&numpy_draw_array), *args[2];
+    arc4py_sized_draw_fn draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
 
-    if (draw == NULL) {
-        PyObject *m = arc4py_numpy_module();
+    if (RNG_UNLIKELY(draw == NULL)) {
+        PyObject *m = arc4py_numpy_module(); /* registers its draw */
 
         if (m == NULL)
             return NULL;
-        draw = PyObject_GetAttrString(m, "draw_array");
         Py_DECREF(m);
-        if (draw == NULL)
+        draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
+        if (draw == NULL) { /* a module of another build */
+            numpy_missing();
             return NULL;
-        rng_store_ptr(&numpy_draw_array, draw); /* kept for good */
+        }
     }
-    args[0] = PyLong_FromLong(kind);
-    if (args[0] == NULL)
-        return NULL;
-    args[1] = size;
-    draw = PyObject_Vectorcall(draw, args, 2, NULL);
-    Py_DECREF(args[0]);
-    return draw;
+    return draw(kind, size);
 }
 
 PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound)
@@ -231,35 +237,6 @@ static PyObject *py_random(PyObject *module, PyObject *const *args,
 
 /* ---- arc4random_buf ----------------------------------------------------- */
 
-/* n as a size: TypeError for a non-int, ValueError for a negative,
-   OverflowError past sys.maxsize; -1 with the error set. */
-static RNG_NOINLINE Py_ssize_t size_arg(PyObject *n)
-{
-    PyObject *index;
-    Py_ssize_t size;
-
-    index = PyFloat_Check(n) ? NULL : PyNumber_Index(n);
-    if (index == NULL) {
-        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError))
-            PyErr_Format(PyExc_TypeError, "n must be an int, not %s",
-                         Py_TYPE(n)->tp_name);
-        return -1;
-    }
-    size = PyLong_AsSsize_t(index);
-    if (size == -1 && PyErr_Occurred()) {
-        PyObject *zero = PyLong_FromLong(0);
-        int negative = zero ? PyObject_RichCompareBool(index, zero, Py_LT) : -1;
-
-        Py_XDECREF(zero);
-        if (negative == 1) /* a ValueError, as for any negative */
-            PyErr_Clear();
-    }
-    if (size < 0 && !PyErr_Occurred())
-        PyErr_Format(PyExc_ValueError, "n must be >= 0, not %S", index);
-    Py_DECREF(index);
-    return size < 0 ? -1 : size;
-}
-
 PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
                             Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -271,14 +248,14 @@ PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
         n = PyLong_AsSsize_t(args[0]);
         if (RNG_LIKELY(n >= 0))
             return random_bytes(n);
-        PyErr_Clear(); /* too large either way: size_arg() says which */
+        PyErr_Clear(); /* too large either way: arc4py_size_arg() says which */
     }
     if (one_arg(function, "n", args, nargs, kwnames, &arg) < 0)
         return NULL;
     if (arg == NULL)
         return PyErr_Format(PyExc_TypeError, "%s() missing required "
                             "argument 'n' (pos 1)", function);
-    n = size_arg(arg);
+    n = arc4py_size_arg(arg, "n");
     return n < 0 ? NULL : random_bytes(n);
 }
 

@@ -93,24 +93,6 @@ PyObject *arc4py_random_bits(Py_ssize_t k)
     return bits_long(k);
 }
 
-/* arg as an exact int (operator.index), new reference; TypeError naming
-   `what` for anything else, floats included. */
-static PyObject *int_arg(PyObject *arg, const char *what)
-{
-    PyObject *index;
-
-    if (PyLong_CheckExact(arg)) {
-        Py_INCREF(arg);
-        return arg;
-    }
-    index = PyFloat_Check(arg) ? NULL : PyNumber_Index(arg);
-    if (index == NULL &&
-        (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError)))
-        PyErr_Format(PyExc_TypeError, "%s must be an int, not %s", what,
-                     Py_TYPE(arg)->tp_name);
-    return index;
-}
-
 /* Whether the int n compares to 0 as `op` says: 1, 0, or -1 with an
    exception set. */
 static int compare_zero(PyObject *n, int op)
@@ -125,7 +107,7 @@ static int compare_zero(PyObject *n, int op)
 /* getrandbits(k) for every k but a small positive exact int. */
 static RNG_NOINLINE PyObject *getrandbits_general(PyObject *arg)
 {
-    PyObject *index = int_arg(arg, "number of bits");
+    PyObject *index = arc4py_int_arg(arg, "number of bits");
     Py_ssize_t k;
     int sign;
 
@@ -288,7 +270,7 @@ PyObject *arc4py_randbelow_arg(PyObject *arg, const char *what)
 
     if (RNG_LIKELY(PyLong_CheckExact(arg) && small_positive(arg, &k)))
         return randbelow_u64((uint64_t)k, 64 - (unsigned)RNG_CLZ64((uint64_t)k));
-    if ((n = int_arg(arg, what)) == NULL)
+    if ((n = arc4py_int_arg(arg, what)) == NULL)
         return NULL;
     positive = compare_zero(n, Py_GT);
     if (positive == 0)
@@ -301,7 +283,7 @@ PyObject *arc4py_randbelow_arg(PyObject *arg, const char *what)
 /* _randbelow(n) for every n but a small positive exact int. */
 static RNG_NOINLINE PyObject *randbelow_general(PyObject *arg)
 {
-    PyObject *n = int_arg(arg, "n"), *out;
+    PyObject *n = arc4py_int_arg(arg, "n"), *out;
     int positive;
 
     if (n == NULL)

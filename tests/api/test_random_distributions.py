@@ -326,3 +326,31 @@ def test_bad_parameters_are_refused_as_the_stdlib_does():
             getattr(random.Random(), name)(*args)
         assert str(ours.value) == str(theirs.value)
 
+
+
+def test_ints_run_in_c_within_2_52(monkeypatch):
+    # An int within 2**52 and the difference of any two are exact doubles,
+    # so the C path takes it; past that the stdlib's method runs (2**53
+    # would hold the ints but not uniform's b - a).
+    from arc4py import _random
+    fallbacks = []
+
+    class Std(random.Random):
+        def uniform(self, a, b):
+            fallbacks.append(("uniform", a, b))
+            return random.Random.uniform(self, a, b)
+
+        def choices(self, population, weights=None, **kwargs):
+            fallbacks.append(("choices", weights))
+            return random.Random.choices(self, population, weights, **kwargs)
+
+    monkeypatch.setattr(_random, "_std", Std)
+    r = arc4py.Random()
+    for edge in (2 ** 52, -2 ** 52):
+        assert abs(r.uniform(-edge, edge)) <= 2 ** 52
+        assert r.choices(["a", "b"], [abs(edge), 1], k=3)
+    assert fallbacks == []
+    for past in (2 ** 52 + 1, -2 ** 52 - 1):
+        assert abs(r.uniform(0, past)) <= 2 ** 52 + 1
+        assert r.choices(["a", "b"], [abs(past), 1], k=3)
+    assert [f[0] for f in fallbacks] == ["uniform", "choices"] * 2

@@ -1,7 +1,9 @@
 """Each stub's ``__all__`` is its module's, name for name, and the stub
-defines every name it lists: read from the stubs' syntax trees, without
-mypy, so the quick selection fails the moment a name is added on one side
-only (stubtest, in tests/api/test_typing.py, then checks the signatures).
+defines every name it lists; ``class Random``'s body in the stub names the
+public methods ``arc4py.Random`` and its C base type define: read from the
+stubs' syntax trees, without mypy, so the quick selection fails the moment
+a name is added on one side only (stubtest, in tests/api/test_typing.py,
+then checks the signatures).
 """
 import ast
 import importlib
@@ -26,16 +28,23 @@ def _version_test(node):
     return sys.version_info >= ast.literal_eval(node.comparators[0])
 
 
-def _read(module, seen=None):
+def _live(body):
+    """The statements of ``body`` this Python sees (version tests resolved)."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from _live(node.body if _version_test(node.test) else node.orelse)
+        else:
+            yield node
+
+
+def _read(module):
     """(the names a stub defines, its __all__ or None) on this Python."""
     defined, listed = set(), None
 
     def walk(body):
         nonlocal listed
-        for node in body:
-            if isinstance(node, ast.If):
-                walk(node.body if _version_test(node.test) else node.orelse)
-            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        for node in _live(body):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 defined.add(node.name)
             elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = getattr(node, "targets", None) or [node.target]
@@ -74,3 +83,21 @@ def test_stub_lists_what_the_module_exports(module):
         f"only in the stub: {sorted(set(listed) - runtime)}; "
         f"only at run time: {sorted(runtime - set(listed))}")
     assert set(listed) <= defined, sorted(set(listed) - defined)
+
+
+def test_random_stub_names_every_public_method():
+    # What arc4py.Random's own body and its C base type define, public
+    # names only (the rest comes from random.SystemRandom, stubbed by
+    # typeshed).
+    from arc4py import _core, _random
+    runtime = {name for cls in (_random.Random, _core.Random)
+               for name in vars(cls) if not name.startswith("_")}
+    tree = ast.parse((PKG / STUBS["arc4py._random"]).read_text())
+    [cls] = [node for node in _live(tree.body)
+             if isinstance(node, ast.ClassDef) and node.name == "Random"]
+    stubbed = {node.name for node in _live(cls.body)
+               if isinstance(node, ast.FunctionDef)
+               and not node.name.startswith("_")}
+    assert stubbed == runtime, (
+        f"only in the stub: {sorted(stubbed - runtime)}; "
+        f"only at run time: {sorted(runtime - stubbed)}")

@@ -93,14 +93,28 @@ class TestRandomArrays:
         assert isinstance(v, int) and 0 <= v <= np.iinfo(dtype).max
 
 
-def test_one_array_function_in_numpy_module():
-    # Every sized call's array comes from draw_array(kind, size); a kind it
-    # does not know is refused, not guessed.
-    from arc4py import _numpy
-    assert _numpy.draw_array(0, 3).dtype == np.uint32
-    assert _numpy.draw_array(1, (2, 2)).shape == (2, 2)
-    with pytest.raises(ValueError):
-        _numpy.draw_array(99, 3)
+def test_first_sized_call_loads_the_draw_numpy_module_registers():
+    # arc4py._numpy hands its array draw to arc4py._core as it is imported;
+    # a fresh interpreter's first sized call imports it, then draws.
+    proc = run_child("""
+        import sys, arc4py
+        assert "arc4py._numpy" not in sys.modules
+        a = arc4py.random(size=(2, 3))
+        assert "arc4py._numpy" in sys.modules
+        print(a.dtype, a.shape)
+    """)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "float64 (2, 3)"
+
+
+def test_register_takes_only_the_draws_capsule():
+    # Anything else (the C API's capsule included) is refused, and the
+    # registered draw stays.
+    from arc4py import _core
+    for wrong in (None, 3, _core._C_API):
+        with pytest.raises((TypeError, ValueError)):
+            _core._register_sized_draw(wrong)
+    assert arc4py.random_u32(size=2).dtype == np.uint32  # still the draw
 
 
 # ---- fill() on numpy arrays -------------------------------------------------------
