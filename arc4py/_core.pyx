@@ -97,10 +97,13 @@ def fill(buffer):
     ``TypeError`` too for memory ctypes reads as pointers (``py_object``,
     ``c_char_p``, ``c_wchar_p``): a ctypes object holding one, reached
     through any views or a class's ``__buffer__``, and memory such an
-    object was made over with ``from_buffer()`` or ``from_address()``
-    (except memory a numpy array owns, and a ``from_address()`` object
-    over a ``bytearray``, ``array.array`` or ``mmap`` nothing else views:
-    those are not searched for).
+    object was made over with ``from_buffer()`` or ``from_address()``.
+    Two cases are not searched for, as finding them would take a search
+    of every live object on every such fill: memory a numpy array owns
+    (numpy does not count its exports), and a ``from_address()`` object
+    over a ``bytearray``, ``array.array`` or ``mmap`` that nothing else
+    views (an address taken outside the buffer protocol, which any write
+    to that memory breaks, the stdlib's included).
 
     Resizing a numpy array with ``resize(refcheck=False)``, or truncating
     the file under a file-backed ``mmap``, while a fill runs frees or
