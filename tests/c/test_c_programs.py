@@ -25,9 +25,7 @@ cannot run here.  What each program checks is in its own header:
                       beside random decoys found the same way (chance)
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
-    signal_nested     draws nested in draws (a signal handler), with each call
-                      a handler may make: no bytes shared (built as a library
-                      for the C API's calls by tests/capi/test_capi_signal.py)
+    signal_nested     draws nested in draws (a signal handler): no bytes shared
     stir_midfill      a fill returned after stir_all returns no byte made with
                       the key stir_all retired
     move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
