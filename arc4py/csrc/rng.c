@@ -67,6 +67,7 @@ unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
 void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
+void (*arc4py_rng_debug_vm_mix)(uint8_t *mix, size_t n);
 #endif
 
 /* The calling thread's state, created (unseeded) if needed. */
@@ -149,8 +150,13 @@ static RNG_NOINLINE void mix_into(uint32_t st[16], const uint8_t *m, size_t n)
    source. */
 static void vm_mix(struct rng_state *s, uint32_t st[16])
 {
-    if (rng_platform_vm_mix(s->os_bytes, RNG_VM_MIX_BYTES) == 0)
+    if (rng_platform_vm_mix(s->os_bytes, RNG_VM_MIX_BYTES) == 0) {
+#ifdef ARC4PY_TEST_HOOKS
+        if (arc4py_rng_debug_vm_mix != NULL)
+            arc4py_rng_debug_vm_mix(s->os_bytes, RNG_VM_MIX_BYTES);
+#endif
         mix_into(st, s->os_bytes, RNG_VM_MIX_BYTES);
+    }
     rng_wipe(s->os_bytes, RNG_VM_MIX_BYTES);
 }
 

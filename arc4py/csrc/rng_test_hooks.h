@@ -30,6 +30,9 @@ enum {
 };
 #ifdef ARC4PY_TEST_HOOKS
 extern void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
+/* Called, when a test sets it, with the VM-clone mix bytes just read,
+   before they are mixed into a key: the test may read and rewrite them. */
+extern void (*arc4py_rng_debug_vm_mix)(uint8_t *mix, size_t n);
 #endif
 
 #endif

@@ -34,7 +34,9 @@ cannot run here.  What each program checks is in its own header:
     move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
                       several optimisation levels, AVX-512 natively and emulated
     stress_threads    threads, stir_all, churn and forks under ThreadSanitizer
-    vdso_mix          the vDSO getrandom called once per refill and per chunk
+    vdso_mix          the vDSO getrandom called once per refill and per chunk;
+                      each of its 32 bytes changes the key of that refill or
+                      chunk (a test build: a fixed seed, the bytes rewritten)
 
 A run whose verdict is skip checked nothing (the fork came too late, the
 timer fired outside the fill): a program that needs several such runs
@@ -212,7 +214,8 @@ PROGRAMS = [
               skip=_tsan)
       for compiler in ("gcc", "clang")),
     Program("vdso_mix", "vdso_mix.c", flags=("-DARC4PY_TEST_HOOKS=1",), timeout=120,
-            expect=lambda: {"vdso": int(kernel_has_vdso_getrandom())},
+            expect=lambda: {"vdso": 1, "refill_bytes": 32, "chunk_bytes": 128}
+            if kernel_has_vdso_getrandom() else {"vdso": 0},
             skip=unless(LINUX, "the vDSO getrandom is Linux's")),
 ]
 

@@ -19,7 +19,7 @@ import traceback
 import pytest
 
 import arc4py
-from helpers import write_all
+from helpers import last_json, run_child, shim_env, write_all
 
 pytestmark = [
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork"),
@@ -227,6 +227,69 @@ def test_raw_fork_syscall_relies_on_wipeonfork():
         assert len(child) == 68
         assert child[:64] != parent[:64], "raw-fork child repeated its parent"
         assert child[64:] != parent[64:]
+
+
+# A child under the getrandom shim whose state was made while madvise()
+# refused MADV_WIPEONFORK (18, Linux's fixed ABI): forked by os.fork() (the
+# atfork handlers run) or by the raw system call (none runs), it draws 64
+# bytes and counts arc4py's getrandom calls since the fork; the parent then
+# draws its next 64.
+ATFORK_ONLY_CHILD = """
+    import ctypes, json, os, sys
+    import arc4py
+    SHIM = ctypes.CDLL(os.environ["SHIM_PATH"])
+    SHIM.getrandom_shim_calls.restype = ctypes.c_long
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.syscall.argtypes = [ctypes.c_long]
+    SHIM.shim_fail_madvise(18)
+    arc4py.arc4random_buf(7)     # the state: no wipe-on-fork, its buffer warm
+    SHIM.shim_fail_madvise(0)
+    protection = arc4py.fork_protection()
+    r, w = os.pipe()
+    before = SHIM.getrandom_shim_calls()
+    pid = os.fork() if sys.argv[1] == "os.fork" else libc.syscall(57)
+    if pid == 0:
+        try:
+            out = arc4py.arc4random_buf(64)
+            reads = SHIM.getrandom_shim_calls() - before
+            os.write(w, out + reads.to_bytes(8, "little"))
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"protection": protection, "status": status,
+                      "child": data[:64].hex(),
+                      "child_reads": int.from_bytes(data[64:], "little"),
+                      "parent": arc4py.arc4random_buf(64).hex()}))
+"""
+
+
+@pytest.mark.parametrize("fork", ["os.fork", "raw"])
+def test_atfork_handler_alone_when_wipe_on_fork_is_refused(getrandom_shim, fork):
+    """Where the state's pages have no wipe-on-fork, the pthread_atfork
+    child handler wipes the inherited state: an os.fork() child reseeds
+    (a getrandom call) and its next output is not the parent's.  A raw
+    fork system call runs no handler, and then the child inherits the
+    parent's buffer, as docs/security.rst says: the same next 64 bytes."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the LD_PRELOAD shim and MADV_WIPEONFORK are Linux's")
+    if fork == "raw" and platform.machine() != "x86_64":
+        pytest.skip("raw fork syscall number 57 is x86_64 Linux only")
+    res = last_json(run_child(ATFORK_ONLY_CHILD, fork,
+                              **shim_env(str(getrandom_shim), caller="arc4py")))
+    assert "wipeonfork" not in res["protection"], res
+    assert "atfork" in res["protection"], res
+    assert res["status"] == 0 and len(res["child"]) == 128, res
+    if fork == "os.fork":
+        assert res["child_reads"] >= 1, res
+        assert res["child"] != res["parent"], "the child repeated its parent"
+    else:
+        assert res["child_reads"] == 0, res
+        assert res["child"] == res["parent"], res
 
 
 def test_fork_while_eight_threads_draw():
