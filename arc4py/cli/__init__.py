@@ -16,8 +16,7 @@ import importlib
 import sys
 
 from arc4py import __version__
-from arc4py.cli.output import (StdoutError, flush_stdout, guard,
-                               silence_stdout, write_stderr)
+from arc4py.cli.output import StdoutError, flush_stdout, guard, silence_stdout, write_stderr
 
 __all__ = ["build_parser", "main"]
 

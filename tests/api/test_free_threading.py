@@ -15,7 +15,6 @@ import sys
 import sysconfig
 import threading
 import weakref
-from pathlib import Path
 
 import pytest
 

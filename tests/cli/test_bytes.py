@@ -10,8 +10,7 @@ import pytest
 
 from arc4py.__main__ import parse_count
 from arc4py.cli.bytes import DIRECT_BYTES, MAX_REQUEST_SIZE
-from helpers import (PYTHON, child_env, one_line, run_child, run_cli,
-                     start_python)
+from helpers import PYTHON, child_env, one_line, run_child, run_cli, start_python
 
 
 @pytest.mark.parametrize("n", [0, 1, 1000, 65537])
