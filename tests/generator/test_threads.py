@@ -97,3 +97,31 @@ def test_concurrent_fills_of_numpy_arrays():
     every = np.sort(np.concatenate(results))
     assert every.size == 4 << 18
     assert (every[1:] != every[:-1]).all(), "repeated 64-bit words"
+
+
+def test_a_large_fill_lets_other_threads_run():
+    """The GIL is released for a large request: another thread runs while
+    the fill is in flight, seeing its first bytes written and its last
+    ones not yet (it could see neither if the fill held the GIL)."""
+    import threading
+
+    buf = bytearray(64 << 20)
+    zeros = bytes(64)
+    go, done = threading.Event(), threading.Event()
+    seen = []
+
+    def watch():
+        go.wait()
+        while not done.is_set():
+            if buf[:64] != zeros and buf[-64:] == zeros:
+                seen.append(True)
+                return
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    go.set()
+    arc4py.fill(buf)
+    done.set()
+    watcher.join()
+    assert buf[-64:] != zeros
+    assert seen, "no other thread ran while a 64 MiB fill was in flight"
