@@ -11,6 +11,8 @@ each checked against the OS itself rather than against arc4py's word.
              VirtualQuery for the state's pages after its thread exits
 """
 import json
+import os
+import shutil
 import sys
 import threading
 
@@ -180,6 +182,50 @@ print(json.dumps({"during": during[0], "after": state_maps()}))
     if kib(during) == 0:
         pytest.skip("no state mapping is marked wipe-on-fork (kernel < 4.14)")
     assert kib(during) == 2 * kib(after) > 0
+
+
+
+@on_linux
+def test_a_64_kib_memlock_limit_locks_four_states():
+    """Each state takes 16 KiB of RLIMIT_MEMLOCK: under 64 KiB, of six
+    threads' states four are locked, and the lock is not named.  Root's
+    CAP_IPC_LOCK lifts the limit, so as root the child runs as nobody."""
+    prefix = ()
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root is not bound by RLIMIT_MEMLOCK, and setpriv "
+                        "(util-linux) is not here to run the child as nobody")
+        prefix = (setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                  "--inh-caps=-all")
+    code = STATE_MAPS + """
+import json, resource, threading
+from arc4py import _core
+resource.setrlimit(resource.RLIMIT_MEMLOCK, (64 << 10, 64 << 10))
+go, made = threading.Event(), []
+def draw():
+    _core.arc4random_buf(16)
+    made.append(1)
+    go.wait()
+threads = [threading.Thread(target=draw) for _ in range(6)]
+for t in threads:
+    t.start()
+while len(made) < 6:
+    go.wait(0.01)
+print(json.dumps({"maps": state_maps(), "lock": _core._os_facts()["state_lock"]}))
+go.set()
+for t in threads:
+    t.join()
+"""
+    proc = run_python(["-c", code], prefix=prefix)
+    if prefix and proc.returncode != 0 and "Permission denied" in proc.stderr:
+        pytest.skip("nobody cannot run this interpreter (its folder is not "
+                    "readable by other users): " + proc.stderr.strip()[-200:])
+    res = last_json(proc)
+    if kib(res["maps"]) == 0:
+        pytest.skip("no state mapping is marked wipe-on-fork (kernel < 4.14)")
+    assert (kib(res["maps"]), kib(res["maps"], locked=True)) == (6 * 16, 4 * 16), res
+    assert res["lock"] is None
 
 
 # ---- Windows -------------------------------------------------------------------
