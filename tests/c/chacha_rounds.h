@@ -1,13 +1,15 @@
 /*
  * ChaCha20's rounds (RFC 8439, section 2.3), written once for the test
  * programs that search memory for a core's working words (dead_stack.c,
- * core_spills.c, fork_census.c).  core_check.c keeps its own, independent
+ * core_spills.c, fork_census.c, signal_frames.c), and a seed's words as
+ * those programs log them.  core_check.c keeps its own, independent
  * of these, as the reference the cores are checked against.
  */
 #ifndef ARC4PY_TESTS_CHACHA_ROUNDS_H
 #define ARC4PY_TESTS_CHACHA_ROUNDS_H
 
 #include <stdint.h>
+#include <string.h>
 
 static inline uint32_t rounds_rotl(uint32_t v, int n)
 {
@@ -42,6 +44,18 @@ static inline void rounds_all(uint32_t x[16])
 
     for (r = 1; r <= 20; r++)
         rounds_one(x, r);
+}
+
+/* A seed's 40 bytes (key, then nonce) as the state words they key: words
+   4..11 and 14..15, the rest 0 (the generator's log of a seed). */
+static inline void rounds_seed_words(uint32_t w[16], const uint8_t *seed)
+{
+    int k;
+
+    memset(w, 0, 16 * sizeof *w);
+    for (k = 0; k < 8; k++)
+        memcpy(&w[4 + k], seed + 4 * k, 4);
+    memcpy(&w[14], seed + 32, 8);
 }
 
 #endif

@@ -115,7 +115,6 @@ static void logger(int event, const void *p, size_t n)
 {
     struct entry *e;
     uint64_t i;
-    int k;
 
     if (my_tid < 0)
         return;
@@ -127,13 +126,7 @@ static void logger(int event, const void *p, size_t n)
     e = &L->e[i % LOG_N];
     __atomic_store_n(&L->seq[i % LOG_N], 0, __ATOMIC_RELEASE);
     if (event == ARC4PY_RNG_LOG_SEED) {
-        const uint8_t *b = p;
-
-        memset(e->w, 0, sizeof e->w);
-        for (k = 0; k < 8; k++)
-            e->w[4 + k] = rd32(b + 4 * k);
-        e->w[14] = rd32(b + 32);
-        e->w[15] = rd32(b + 36);
+        rounds_seed_words(e->w, p);
     } else {
         memcpy(e->w, p, sizeof e->w);
     }

@@ -118,19 +118,10 @@ static uint32_t output_point(void)
     return lo;
 }
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-
-    memcpy(&v, p, 4);
-    return v;
-}
-
 /* Called inside the generator on the worker: memory to memory. */
 static void logger(int event, const void *p, size_t n)
 {
     struct entry *e;
-    int k;
 
     if (!is_worker)
         return;
@@ -141,13 +132,7 @@ static void logger(int event, const void *p, size_t n)
     in_log = 1;
     e = &ring[logged % LOG_N];
     if (event == ARC4PY_RNG_LOG_SEED) {
-        const uint8_t *b = p;
-
-        memset(e->w, 0, sizeof e->w);
-        for (k = 0; k < 8; k++)
-            e->w[4 + k] = rd32(b + 4 * k);
-        e->w[14] = rd32(b + 32);
-        e->w[15] = rd32(b + 36);
+        rounds_seed_words(e->w, p);
         e->nblocks = 0;
     } else {
         memcpy(e->w, p, sizeof e->w);
