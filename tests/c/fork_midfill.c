@@ -17,8 +17,10 @@
  *
  * argv[1], if given, is the core the generator uses.
  * The verdict (tests/c/verdict.h) is skip when the fork came after the
- * fill's last byte (nothing to reproduce); its facts: "states",
- * "post_fork_blocks", "reproduced_bytes".
+ * fill's last byte (nothing to reproduce), and fails on a reproduced
+ * byte; a "state" is the constants in some layout, so row 0 alone (which
+ * the generic core keeps in memory) counts: reported, not checked.  Its
+ * facts: "states", "post_fork_blocks", "reproduced_bytes".
  */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -242,8 +244,11 @@ int main(int argc, char **argv)
         return verdict_skip("the fork landed after the fill had written its "
                             "last byte", FACTS, LU(nstates), LU(post),
                             LU(reproduced));
-    verdict_check(nstates == 0, "the child found %lu ChaCha20 states in what "
-                  "it inherited", LU(nstates));
+    /* Row 0 alone, the constants, is what the generic core keeps in
+       memory at each block's start (tests/c/core_spills.c): a match
+       reported, not a finding; a state the child could use reproduces. */
+    if (nstates)
+        printf("INFO the child found the constants in %lu places\n", LU(nstates));
     verdict_check(reproduced == 0, "the child's states reproduce %lu bytes of "
                   "the parent's output after the fork", LU(reproduced));
     return verdict_end(FACTS, LU(nstates), LU(post), LU(reproduced));

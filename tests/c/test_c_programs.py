@@ -16,8 +16,8 @@ cannot run here.  What each program checks is in its own header:
     core_spills       a core's stack copied at timer signals inside its calls
                       and after them: no key or nonce word, no working word
                       of rows 1..3 (gcc and clang, -O2 and -O3)
-    fork_midfill      fork() mid-fill: the child finds no ChaCha20 state and
-                      reproduces none of the parent's later output
+    fork_midfill      fork() mid-fill: no ChaCha20 state the child finds
+                      reproduces any of the parent's later output
     fork_census       forks while siblings refill, fill and stir: no whole
                       key, no two words of any key, no nonce and no working
                       words a core left, in the child's memory (a test build
