@@ -384,12 +384,13 @@ static int request_intact(struct rng_state *s, const struct rng_request *r)
 
 RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 {
-    struct rng_state *s;
-    int err = state_get(&s);
+    struct rng_state *s = NULL;
+    int err = rng_platform_fork_window() ? 0 : state_get(&s);
 
-    if (err == 0 && s->busy) {
-        /* Nested in a call of this thread (a signal handler): the buffer
-           and key are the interrupted call's, so straight from the OS. */
+    if (err == 0 && (s == NULL || s->busy)) {
+        /* Nested in a call of this thread (a signal handler), or inside a
+           fork (another library's atfork handler): the buffer and key are
+           not this call's to use, so straight from the OS. */
         err = rng_platform_entropy(dest, n);
     } else if (err == 0) {
         int wiped = 0, intact;
@@ -414,7 +415,7 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 int arc4py_rng_stir(void)
 {
     struct rng_state *s;
-    int err = state_get(&s);
+    int err = rng_platform_fork_window() ? EBUSY : state_get(&s);
 
     if (err)
         return err;

@@ -43,6 +43,14 @@ RNG_HIDDEN int rng_platform_state_new(size_t bytes, struct rng_state **out);
 extern RNG_HIDDEN unsigned long rng_fork_generation;
 
 /*
+ * Nonzero while the calling thread is inside fork() between the atfork
+ * handlers' prepare and parent/child (other libraries' handlers run there):
+ * its state is hidden (rng_tls_state reads NULL) and a draw must take its
+ * bytes from the OS.  Zero forever where the OS cannot fork.
+ */
+RNG_HIDDEN int rng_platform_fork_window(void);
+
+/*
  * n bytes that change when the machine is cloned (a VM snapshot resumed
  * twice), for the calling thread: Linux's vDSO getrandom.  Nonzero when
  * the OS has no such source (the caller then mixes nothing).

@@ -65,8 +65,45 @@ static void free_node(struct state_node *n)
 
 /* ---- fork -------------------------------------------------------------- */
 
-static void atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+/*
+ * The fork window: from our prepare handler to our parent or child handler.
+ * Handlers registered before ours (a library loaded before arc4py's first
+ * draw) run their prepare after ours and their parent and child handlers
+ * before ours: a draw there would hand the same buffered bytes to parent
+ * and child where the child's pages are not zeroed.  So the forking
+ * thread's state is hidden for the window (the hot path sees none) and
+ * every draw in it goes to the OS (rng_platform_fork_window()).
+ */
+static RNG_TLS struct rng_state *tls_window_state;
+static RNG_TLS int tls_in_window;
+
+static void window_open(void)
+{
+    tls_window_state = rng_tls_state;
+    rng_tls_state = NULL;
+    tls_in_window = 1;
+}
+
+static void window_close(void)
+{
+    rng_tls_state = tls_window_state;
+    tls_window_state = NULL;
+    tls_in_window = 0;
+}
+
+int rng_platform_fork_window(void) { return tls_in_window; }
+
+static void atfork_prepare(void)
+{
+    window_open();
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+    window_close();
+}
 
 /*
  * In the child only the forking thread lives on.  Every inherited state is
@@ -77,6 +114,7 @@ static void atfork_child(void)
 {
     struct state_node *n = registry, *next, *mine = NULL;
 
+    window_close();
     rng_increment_ulong(&rng_fork_generation);
     while (n) {
         next = n->next;
@@ -139,6 +177,8 @@ int rng_platform_state_new(size_t size, struct rng_state **out)
     pthread_once(&init_once, init_globals);
     if (init_error)
         return init_error;
+    if (tls_in_window)
+        return EAGAIN; /* the registry's lock is ours until the fork is done */
     p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
              -1, 0);
     if (p == MAP_FAILED)

@@ -23,6 +23,8 @@ cannot run here.  What each program checks is in its own header:
                       words a core left, in the child's memory (a test build
                       logs every core input); one key word alone is reported
                       beside random decoys found the same way (chance)
+    atfork_window     draws in atfork handlers registered before arc4py's,
+                      wipe-on-fork refused: no child hands out its parent's bytes
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
     signal_nested     draws nested in draws (a signal handler): no bytes shared
@@ -180,6 +182,9 @@ PROGRAMS = [
               compiler=compiler, timeout=600, expect=CENSUS_CLEAN,
               skip=_wipe_on_fork)
       for compiler, opt in (("gcc", "-O2"), ("clang", "-O2"), ("clang", "-O3"))),
+    Program("atfork_window", "atfork_window.c", expect={"forks": 400, "repeats": 0,
+                                                        "wipe_on_fork": 0},
+            skip=unless(LINUX, "refuses MADV_WIPEONFORK with its own madvise()")),
     Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
             skip=_wipe_on_fork),
     Program("signal_nested", "signal_nested.c", skip=unless(POSIX, "POSIX signals")),
