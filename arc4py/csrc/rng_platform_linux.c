@@ -91,31 +91,37 @@ static int read_dev_urandom(uint8_t *p, size_t n)
     return err;
 }
 
-static ssize_t call_getrandom(uint8_t *p, size_t n)
+#ifndef GRND_NONBLOCK
+#define GRND_NONBLOCK 1 /* the kernel's fixed ABI */
+#endif
+
+static ssize_t call_getrandom(uint8_t *p, size_t n, unsigned flags)
 {
     if (getrandom != NULL)
-        return getrandom(p, n, 0);
+        return getrandom(p, n, flags);
 #ifdef SYS_getrandom
-    return syscall(SYS_getrandom, p, n, 0);
+    return syscall(SYS_getrandom, p, n, flags);
 #else
     errno = ENOSYS;
     return -1;
 #endif
 }
 
-int rng_platform_entropy(uint8_t *p, size_t n)
+/* n bytes into p, advancing both; EAGAIN (flags GRND_NONBLOCK) when the
+   kernel's pool is not yet initialised. */
+static int entropy_read(uint8_t **p, size_t *n, unsigned flags)
 {
     int zero_reads = 0;
 
-    while (n) {
-        ssize_t r = call_getrandom(p, n);
+    while (*n) {
+        ssize_t r = call_getrandom(*p, *n, flags);
 
         if (r < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == ENOSYS) {
                 rng_store_int(&read_urandom, 1);
-                return read_dev_urandom(p, n);
+                return read_dev_urandom(*p, *n);
             }
             return errno ? errno : EIO;
         }
@@ -125,10 +131,31 @@ int rng_platform_entropy(uint8_t *p, size_t n)
             continue;
         }
         zero_reads = 0;
-        p += r;
-        n -= (size_t)r;
+        *p += r;
+        *n -= (size_t)r;
     }
     return 0;
+}
+
+/*
+ * Signals held for the read: glibc >= 2.41 answers getrandom() with
+ * ChaCha20 in user space (the vDSO, Linux >= 6.11), and a signal handled
+ * meanwhile would save its key, working state and our seed in a frame on
+ * this thread's stack.  Non-blocking first, so that a wait for the
+ * kernel's pool (early boot only, answered by the system call) is never
+ * made with signals held.
+ */
+int rng_platform_entropy(uint8_t *p, size_t n)
+{
+    struct rng_signal_mask mask;
+    int err;
+
+    rng_platform_signals_hold(&mask);
+    err = entropy_read(&p, &n, GRND_NONBLOCK);
+    rng_platform_signals_release(&mask);
+    if (err == EAGAIN)
+        err = entropy_read(&p, &n, 0);
+    return err;
 }
 
 const char *rng_os_entropy_source(void)
