@@ -72,6 +72,10 @@ struct rng_signal_mask {
 RNG_HIDDEN void rng_platform_signals_hold(struct rng_signal_mask *saved);
 RNG_HIDDEN void rng_platform_signals_release(const struct rng_signal_mask *saved);
 
+/* Nonzero if the calling thread may be running on an alternate signal
+   stack (or the OS cannot say). */
+RNG_HIDDEN int rng_platform_on_signal_stack(void);
+
 /* The protections a state's pages can have, as bits (what
    arc4py_rng_fork_protection() in generator.h reports). */
 #define ARC4PY_FORK_WIPEONFORK 1 /* state pages zeroed in a child */

@@ -234,6 +234,13 @@ void rng_platform_signals_release(const struct rng_signal_mask *saved)
     pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)saved->bits, NULL);
 }
 
+int rng_platform_on_signal_stack(void)
+{
+    stack_t ss;
+
+    return sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_ONSTACK) != 0;
+}
+
 /* A bit is reported only if no live state lacks it. */
 unsigned rng_platform_protections(void)
 {

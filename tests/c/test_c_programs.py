@@ -33,6 +33,10 @@ cannot run here.  What each program checks is in its own header:
                       leave in its dead stack (a test build logs every input)
     stir_midfill      a fill returned after stir_all returns no byte made with
                       the key stir_all retired
+    stir_starve       stir_all at every chunk of a fill: it gives up (EAGAIN,
+                      output wiped) after a bounded number of passes
+    fault_escape      a fill into a faulting page left by siglongjmp from the
+                      fault handler: the state recovers, its one-time key wiped
     move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
                       several optimisation levels, AVX-512 natively and emulated
     stress_threads    threads, stir_all, churn and forks under ThreadSanitizer
@@ -194,6 +198,12 @@ PROGRAMS = [
       for core in arc4py.backends()),
     Program("stir_midfill", "stir_midfill.c", ("40",), timeout=600,
             expect={"races": 40}, skip=unless(POSIX, "pthreads"), slow=False),
+    Program("stir_starve", "stir_starve.c", flags=HOOKS, timeout=120,
+            expect={"err": 11, "passes": 9, "after": 0},
+            skip=unless(LINUX, "EAGAIN is 11 on Linux")),
+    Program("fault_escape", "fault_escape.c", timeout=120,
+            expect={"escapes": 40, "recovered": 40, "nested_from_os": 40},
+            skip=unless(LINUX, "interposes getrandom(), the Linux entropy call")),
     *(Program(f"move_out_check{opt}", "move_out_check.c", link="headers",
               flags=(opt,), expect=MOVE_OUT_CASES, timeout=120)
       for opt in ("-O0", "-O2", "-O3")),
