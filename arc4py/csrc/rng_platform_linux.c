@@ -107,14 +107,12 @@ static ssize_t call_getrandom(uint8_t *p, size_t n, unsigned flags)
 #endif
 }
 
-/* n bytes into p, advancing both; EAGAIN (flags GRND_NONBLOCK) when the
-   kernel's pool is not yet initialised. */
-static int entropy_read(uint8_t **p, size_t *n, unsigned flags)
+int rng_os_entropy(uint8_t **p, size_t *n, int nonblock)
 {
     int zero_reads = 0;
 
     while (*n) {
-        ssize_t r = call_getrandom(*p, *n, flags);
+        ssize_t r = call_getrandom(*p, *n, nonblock ? GRND_NONBLOCK : 0);
 
         if (r < 0) {
             if (errno == EINTR)
@@ -135,27 +133,6 @@ static int entropy_read(uint8_t **p, size_t *n, unsigned flags)
         *n -= (size_t)r;
     }
     return 0;
-}
-
-/*
- * Signals held for the read: glibc >= 2.41 answers getrandom() with
- * ChaCha20 in user space (the vDSO, Linux >= 6.11), and a signal handled
- * meanwhile would save its key, working state and our seed in a frame on
- * this thread's stack.  Non-blocking first, so that a wait for the
- * kernel's pool (early boot only, answered by the system call) is never
- * made with signals held.
- */
-int rng_platform_entropy(uint8_t *p, size_t n)
-{
-    struct rng_signal_mask mask;
-    int err;
-
-    rng_platform_signals_hold(&mask);
-    err = entropy_read(&p, &n, GRND_NONBLOCK);
-    rng_platform_signals_release(&mask);
-    if (err == EAGAIN)
-        err = entropy_read(&p, &n, 0);
-    return err;
 }
 
 const char *rng_os_entropy_source(void)

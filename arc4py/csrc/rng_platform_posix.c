@@ -213,6 +213,27 @@ int rng_platform_vm_mix(uint8_t *out, size_t n)
     return tls_vm_mix == NULL ? ENOTSUP : rng_os_vm_mix_read(tls_vm_mix, out, n);
 }
 
+/*
+ * Signals held for the read: glibc >= 2.41 answers getrandom() with
+ * ChaCha20 in user space (the vDSO, Linux >= 6.11), and a signal handled
+ * meanwhile would save its key, working state and the seed in a frame on
+ * this thread's stack.  Non-blocking first, so that a wait for the
+ * kernel's pool (early boot only, a system call) is never made with
+ * signals held.
+ */
+int rng_platform_entropy(uint8_t *p, size_t n)
+{
+    struct rng_signal_mask mask;
+    int err;
+
+    rng_platform_signals_hold(&mask);
+    err = rng_os_entropy(&p, &n, 1);
+    rng_platform_signals_release(&mask);
+    if (err == EAGAIN)
+        err = rng_os_entropy(&p, &n, 0);
+    return err;
+}
+
 RNG_STATIC_ASSERT(sizeof(sigset_t) <= sizeof(struct rng_signal_mask),
                   "struct rng_signal_mask holds a sigset_t");
 
