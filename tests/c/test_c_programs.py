@@ -19,10 +19,12 @@ cannot run here.  What each program checks is in its own header:
     fork_midfill      fork() mid-fill: no ChaCha20 state the child finds
                       reproduces any of the parent's later output
     fork_census       forks while siblings refill, fill and stir: no whole
-                      key, no two words of any key, no nonce and no working
-                      words a core left, in the child's memory (a test build
-                      logs every core input); one key word alone is reported
-                      beside random decoys found the same way (chance)
+                      key, no two words of any key (seeds, pre-mix keys, core
+                      inputs; anywhere), no nonce and no working words a core
+                      left, in the child's memory (a test build logs them);
+                      one key word alone no more often than random decoys
+                      found the same way (chance); its positive controls
+                      (--plant) must fail it
     atfork_window     draws in atfork handlers registered before arc4py's,
                       wipe-on-fork refused: no child hands out its parent's bytes
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
@@ -186,6 +188,12 @@ PROGRAMS = [
               compiler=compiler, timeout=600, expect=CENSUS_CLEAN,
               skip=_wipe_on_fork)
       for compiler, opt in (("gcc", "-O2"), ("clang", "-O2"), ("clang", "-O3"))),
+    # The census's own test: a leak planted in memory the child inherits
+    # must be found (the verdict is ok only then).
+    *(Program(f"fork_census-plant-{what}", "fork_census.c",
+              ("--forks", "60", "--plant", what, "generic"), flags=HOOKS,
+              timeout=600, expect={"caught": 1}, skip=_wipe_on_fork)
+      for what in ("premix", "seed", "lone")),
     Program("atfork_window", "atfork_window.c", expect={"forks": 400, "repeats": 0,
                                                         "wipe_on_fork": 0},
             skip=unless(LINUX, "refuses MADV_WIPEONFORK with its own madvise()")),
