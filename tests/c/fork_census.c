@@ -734,8 +734,8 @@ int main(int argc, char **argv)
                "%lu whole keys (seeds %lu, pre-mix keys %lu, refills %lu, "
                "large fills %lu), %lu with key words, %lu with the nonce; the "
                "cores' spills: %lu with key words or the nonce, %lu with "
-               "working words (%lu with a block's rows 1..3); chance: %.1f "
-               "key words found alone per 8, %.1f decoys per 8\n",
+               "working words (%lu with a block's rows 1..3); chance: %.0f "
+               "entries with one key word found, %.1f decoys found (per 8)\n",
                argv[a], forks - failed_forks, failed_forks, sum.entries,
                sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
                sum.whole_of[LOG_PREMIX], sum.whole_of[ARC4PY_RNG_LOG_REFILL],
