@@ -17,9 +17,10 @@
  * returns EBUSY.  The same holds inside fork(), from atfork handlers.  A
  * handler may leave a draw it interrupted by siglongjmp (a fault in the
  * output's memory): the thread's next call outside a handler finds the
- * state left busy, wipes it and reseeds; a jump out of a buffered draw
- * (no reseed, no large fill) leaves the state to draw from the OS.  The
- * rest may not be called from a handler.
+ * state left busy, wipes it and reseeds; a jump out of a draw that the
+ * buffer served without the slow path (no refill, no large fill) leaves
+ * the thread's draws to the OS.  The rest may not be called from a
+ * handler.
  */
 #ifndef ARC4PY_GENERATOR_H
 #define ARC4PY_GENERATOR_H

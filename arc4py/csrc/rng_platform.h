@@ -15,7 +15,8 @@
  * the generator on every target, and no list of OSes is kept here.  Built
  * for an OS no file is for, the link fails, naming the functions below
  * (on a POSIX OS, those of rng_platform_posix.h): hidden, so not even a
- * shared object may leave them to be found when it is loaded.  Functions that can fail return 0 or a positive errno value.
+ * shared object may leave them to be found when it is loaded.  Functions
+ * that can fail return 0 or a positive errno value.
  */
 #ifndef ARC4PY_RNG_PLATFORM_H
 #define ARC4PY_RNG_PLATFORM_H
