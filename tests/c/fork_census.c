@@ -17,14 +17,19 @@
  * siblings' stacks, among those entries' key and nonce words (so any
  * layout: windows, spilled states, broadcast vectors).  Per entry:
  *   whole key   all 8 key words found (anywhere);
- *   key words   less than that: two different key words found, anywhere;
+ *   key words   less than that: two key words 4-byte aligned on a
+ *               sibling's stack, or two within NEAR bytes of each other
+ *               anywhere;
+ *   far pair    two key words found anywhere else;
  *   nonce       the two nonce words side by side.
  * One key word alone is chance: memory holds low-entropy words (small
- * integers, the low halves of pointers) that a random key word equals now
- * and then.  The control: DECOYS random words per entry, drawn by the
- * child and so never in the parent's memory, searched and counted the
- * same way (each word found at least once, anywhere); the key words found
- * alone are checked against the decoys' rate, scaled to 8 words.
+ * integers, the low halves of pointers) and the siblings' random output,
+ * which a random key word equals now and then; two far apart, rarely.
+ * The control: DECOYS random words per entry, drawn by the child and so
+ * never in the parent's memory, searched and counted the same way (each
+ * word found at least once, anywhere); the key words found alone, and the
+ * far pairs, are checked against the decoys' rates scaled to 8 words and
+ * to 28 pairs of them.
  * Checks, over all the forks of each core:
  *   - no whole key, of any entry;
  *   - no key word and no nonce of a seed, of a pre-mix key, or of a
@@ -37,8 +42,8 @@
  *     the output they give input words).  A working word whose input word
  *     is 0 (a counter's high word, block 0's low one) equals its output
  *     word, which the child holds by right: it is not searched for;
- *   - key words found alone no more often than the decoys' rate allows
- *     (LONE_MARGIN).
+ *   - key words found alone, and far pairs, no more often than the
+ *     decoys' rates allow (LONE_MARGIN): a leak recurs, chance does not.
  *
  * usage: fork_census [--forks N] [--refills-only] [--plant WHAT] CORE...
  * (N forks per core, 300 by default; --refills-only: the siblings that
@@ -50,8 +55,9 @@
  * check that leak breaks failed.)
  * Verdict (tests/c/verdict.h) facts: "forks", "whole_keys", "key_words",
  * "nonces", "core_words", "working_words", "lone_words", "decoy_words"
- * (both per 8 words, as a key has), "entries" (entries searched, summed
- * over forks), "premix" (pre-mix keys logged), "caught" (with --plant: 1).
+ * (both per 8 words, as a key has), "far_pairs", "decoy_pairs" (per 28
+ * pairs), "entries" (entries searched, summed over forks), "premix"
+ * (pre-mix keys logged), "caught" (with --plant: 1).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -273,6 +279,8 @@ static void *sibling(void *arg)
 #define WORK_SLOT 16 /* slots 16..31: working word 0..15 */
 #define DECOY_SLOT 32 /* slots 32..: the decoys */
 #define DECOYS 64
+/* A key's 28 pairs of words against the decoys' 2016 pairs. */
+#define DECOY_PAIR_SCALE (28.0 / (DECOYS * (DECOYS - 1) / 2))
 
 /* A word found: where, which slot of its entry, which block. */
 struct hit {
@@ -305,6 +313,8 @@ struct report {
     unsigned long work_words, whole_work;
     unsigned long lone_words; /* entries with one key word found */
     unsigned long decoy_words; /* decoys found, each at most once an entry */
+    unsigned long far_pairs;   /* entries with two key words far apart */
+    unsigned long decoy_pairs; /* pairs of one entry's decoys found */
     char first[2][200]; /* the first whole key, the first other finding */
 };
 
@@ -348,6 +358,15 @@ static int on_stack(uintptr_t a)
         if (a >= stack_lo[t] && a < stack_hi[t])
             return 1;
     return 0;
+}
+
+/* In the siblings' output buffers (random bytes: chance matches). */
+static int in_output(uintptr_t a)
+{
+    uintptr_t d = (uintptr_t)direct_out, o = (uintptr_t)small_out;
+
+    return (a >= d && a < d + sizeof direct_out) ||
+           (a >= o && a < o + sizeof small_out);
 }
 
 /* Look the word at a up: slots 0..7 are key words, 8 the nonce's first,
@@ -511,9 +530,9 @@ static void child(int in, int out)
         int whole = found == 8;
         /* One key word alone is compared with the decoys (chance); two or
            more of one key, wherever they are, are a finding. */
-        int words = !whole && found >= 2;
-        int lone = found == 1;
-        int stacked = 0, h;
+        int near = near_pair(cw.hit[e].key, cw.hit[e].nkey);
+        int stacked = 0, output = 0, stack_slots = 0, h, d;
+        int words, far, lone = found == 1;
         int nonce = cw.hit[e].nonce;
         int live = en->idx >= phase[en->tid].last;
         /* its core had run and its stack was not yet scrubbed */
@@ -521,10 +540,22 @@ static void child(int in, int out)
         const char *what = NULL;
         int b;
 
-        for (h = 0; h < cw.hit[e].nkey; h++)
-            stacked += on_stack(cw.hit[e].key[h].addr);
-        for (b = 0; b < DECOYS; b++)
-            rep.decoy_words += cw.hit[e].decoy_mask >> b & 1;
+        for (h = 0; h < cw.hit[e].nkey; h++) {
+            uintptr_t at = cw.hit[e].key[h].addr;
+
+            stacked += on_stack(at);
+            output += in_output(at);
+            /* (random bytes at an odd offset match one word by chance) */
+            if (at % 4 == 0 && on_stack(at))
+                stack_slots |= 1 << cw.hit[e].key[h].slot;
+        }
+        words = !whole && (near || popcount((unsigned)stack_slots) >= 2);
+        far = !whole && !words && found >= 2;
+        for (b = d = 0; b < DECOYS; b++)
+            d += (int)(cw.hit[e].decoy_mask >> b & 1);
+        rep.decoy_words += (unsigned long)d;
+        rep.decoy_pairs += (unsigned long)(d * (d - 1) / 2);
+        rep.far_pairs += far;
 
         /* A core's working words, with the output, give input words; the
            twelve of rows 1..3 of a block give its key, counter and nonce. */
@@ -550,18 +581,21 @@ static void child(int in, int out)
             what = words ? "key words" : "nonce";
         } else if (lone) {
             rep.lone_words++;
+        } else if (far) {
+            what = "far pair";
         }
         if (what && rep.first[!whole][0] == '\0')
             snprintf(rep.first[!whole], sizeof rep.first[0],
                      "%s of a %s (sibling %d, %s: entry %lu, latest %lu%s), "
-                     "words %d found (%d of the first hits on a stack)", what,
+                     "words %d found (of the first hits %d on a stack, %d "
+                     "in the draws' output)", what,
                      en->kind == ARC4PY_RNG_LOG_SEED ? "seed"
                      : en->kind == LOG_PREMIX ? "pre-mix key"
                      : en->kind == ARC4PY_RNG_LOG_REFILL ? "refill" : "direct fill",
                      en->tid, live ? "current" : "past",
                      (unsigned long)en->idx, (unsigned long)phase[en->tid].last,
                      in_core ? ", its core not yet scrubbed" : "",
-                     found, stacked);
+                     found, stacked, output);
     }
     _exit(write_all(out, &rep, sizeof rep) != 0);
 }
@@ -650,6 +684,7 @@ int main(int argc, char **argv)
     unsigned long forks = FORKS_DEFAULT, total = 0, entries = 0;
     unsigned long all_whole = 0, all_words = 0, all_nonces = 0, all_core = 0;
     unsigned long all_work = 0, all_lone = 0, all_decoys = 0, caught = 0;
+    unsigned long all_far = 0, all_decoy_pairs = 0;
     int a, t;
 
     if (!arc4py_rng_test_hooks) {
@@ -722,6 +757,8 @@ int main(int argc, char **argv)
             sum.whole_work += rep.whole_work;
             sum.lone_words += rep.lone_words;
             sum.decoy_words += rep.decoy_words;
+            sum.far_pairs += rep.far_pairs;
+            sum.decoy_pairs += rep.decoy_pairs;
             sum.entries += rep.entries;
             for (t = 0; t < 2; t++)
                 if (first[t][0] == '\0' && rep.first[t][0] != '\0')
@@ -735,17 +772,22 @@ int main(int argc, char **argv)
                "large fills %lu), %lu with key words, %lu with the nonce; the "
                "cores' spills: %lu with key words or the nonce, %lu with "
                "working words (%lu with a block's rows 1..3); chance: %.0f "
-               "entries with one key word found, %.1f decoys found (per 8)\n",
+               "entries with one key word found, %.1f decoys found (per 8); "
+               "%lu with two key words far apart, %.2f decoy pairs (per "
+               "28)\n",
                argv[a], forks - failed_forks, failed_forks, sum.entries,
                sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
                sum.whole_of[LOG_PREMIX], sum.whole_of[ARC4PY_RNG_LOG_REFILL],
                sum.whole_of[ARC4PY_RNG_LOG_DIRECT], sum.key_words, sum.nonces,
                sum.core_words, sum.work_words, sum.whole_work,
-               (double)sum.lone_words, sum.decoy_words * 8.0 / DECOYS);
+               (double)sum.lone_words, sum.decoy_words * 8.0 / DECOYS,
+               sum.far_pairs, sum.decoy_pairs * DECOY_PAIR_SCALE);
         {
             double expected = sum.decoy_words * 8.0 / DECOYS;
+            double far_expected = sum.decoy_pairs * DECOY_PAIR_SCALE;
             int words_ok = sum.key_words + sum.nonces == 0;
             int lone_ok = sum.lone_words <= expected + LONE_MARGIN(expected);
+            int far_ok = sum.far_pairs <= far_expected + LONE_MARGIN(far_expected);
 
             /* (a fork the machine refuses now and then is not a finding) */
             verdict_check(failed_forks * 100 <= forks, "%s: at least 99%% of "
@@ -754,16 +796,18 @@ int main(int argc, char **argv)
             why[0] = '\0';
             if (plant != PLANT_NONE) {
                 /* The positive control: the planted leak must be found. */
-                int found = plant == PLANT_LONE ? !lone_ok : !words_ok;
+                int found = plant == PLANT_LONE ? !lone_ok : !words_ok || !far_ok;
 
                 caught += found;
                 verdict_check(found, "%s: the planted leak (%s) is found: %lu "
-                              "entries with key words, %lu key words alone "
-                              "where chance gives %.1f", argv[a],
+                              "entries with key words, %lu with a far pair, "
+                              "%lu key words alone where chance gives %.1f",
+                              argv[a],
                               plant == PLANT_LONE ? "one word of every refill key"
                               : plant == PLANT_SEED ? "two words of every seed"
                               : "two words of every pre-mix key",
-                              sum.key_words, sum.lone_words, expected);
+                              sum.key_words, sum.far_pairs, sum.lone_words,
+                              expected);
             } else {
                 verdict_check(sum.whole_keys == 0, "%s: no whole key in any "
                               "child (%lu found)", argv[a], sum.whole_keys);
@@ -786,6 +830,11 @@ int main(int argc, char **argv)
                               "rate %.1f, allowed %.1f)", argv[a],
                               sum.lone_words, expected,
                               expected + LONE_MARGIN(expected));
+                verdict_check(far_ok, "%s: two key words of one key far apart "
+                              "no more often than chance (%lu, decoy pairs "
+                              "at the same rate %.2f, allowed %.1f)", argv[a],
+                              sum.far_pairs, far_expected,
+                              far_expected + LONE_MARGIN(far_expected));
             }
         }
         total += forks - failed_forks;
@@ -797,13 +846,17 @@ int main(int argc, char **argv)
         all_work += sum.work_words + sum.whole_work;
         all_lone += sum.lone_words;
         all_decoys += sum.decoy_words;
+        all_far += sum.far_pairs;
+        all_decoy_pairs += sum.decoy_pairs;
     }
     return verdict_end("\"forks\": %lu, \"whole_keys\": %lu, \"key_words\": %lu, "
                        "\"nonces\": %lu, \"core_words\": %lu, "
                        "\"working_words\": %lu, \"lone_words\": %lu, "
                        "\"decoy_words\": %.1f, \"entries\": %lu, "
+                       "\"far_pairs\": %lu, \"decoy_pairs\": %.2f, "
                        "\"premix\": %lu, \"caught\": %lu",
                        total, all_whole, all_words, all_nonces, all_core,
                        all_work, all_lone, all_decoys * 8.0 / DECOYS, entries,
+                       all_far, all_decoy_pairs * DECOY_PAIR_SCALE,
                        (unsigned long)premix_logged, caught);
 }

@@ -20,11 +20,12 @@ cannot run here.  What each program checks is in its own header:
                       reproduces any of the parent's later output
     fork_census       forks while siblings refill, fill and stir: no whole
                       key, no two words of any key (seeds, pre-mix keys, core
-                      inputs; anywhere), no nonce and no working words a core
-                      left, in the child's memory (a test build logs them);
-                      one key word alone no more often than random decoys
-                      found the same way (chance); its positive controls
-                      (--plant) must fail it
+                      inputs) near each other or on a stack, no nonce and no
+                      working words a core left, in the child's memory (a
+                      test build logs them); one key word alone, or two far
+                      apart, no more often than random decoys found the same
+                      way (chance); its positive controls (--plant) must
+                      fail it
     atfork_window     draws in atfork handlers registered before arc4py's,
                       wipe-on-fork refused: no child hands out its parent's bytes
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
