@@ -156,15 +156,18 @@ def make_build_venv(version, work, requires):
 
 # ---- the sources ---------------------------------------------------------------------
 
-def make_source(work, python):
-    """The sdist, unpacked, with Cython's C made once: its path and the
-    generated files' hashes."""
-    sdist_dir = work / "sdist"
-    shutil.rmtree(sdist_dir, ignore_errors=True)
+def make_source(work, python, sdist=None):
+    """The sdist (made here unless given), unpacked, with Cython's C made
+    once: its path and the generated files' hashes."""
     env = clean_env()
-    run([python, "setup.py", "-q", "sdist", "-d", sdist_dir], cwd=REPO, env=env,
-        log=work / "sdist.log")
-    (tarball,) = sdist_dir.glob("*.tar.gz")
+    if sdist is None:
+        sdist_dir = work / "sdist"
+        shutil.rmtree(sdist_dir, ignore_errors=True)
+        run([python, "setup.py", "-q", "sdist", "-d", sdist_dir], cwd=REPO, env=env,
+            log=work / "sdist.log")
+        (tarball,) = sdist_dir.glob("*.tar.gz")
+    else:
+        tarball = Path(sdist).resolve()
     src = work / "src"
     shutil.rmtree(src, ignore_errors=True)
     with tarfile.open(tarball) as tar:
@@ -203,7 +206,10 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for the wheels")
     ap.add_argument("--targets", default=",".join(TARGETS),
-                    help="comma-separated, from: " + ", ".join([*TARGETS, *WINDOWS_TARGETS]))
+                    help="comma-separated, from: " + ", ".join([*TARGETS, *WINDOWS_TARGETS])
+                    + "; or all")
+    ap.add_argument("--sdist", type=Path, default=None,
+                    help="build from this sdist (default: make one from the checkout)")
     ap.add_argument("--pythons", default=None,
                     help="comma-separated CPython versions (default: every supported "
                          "one; a free-threaded build where it is installed)")
@@ -212,14 +218,15 @@ def main(argv=None):
     ap.add_argument("--work", type=Path, default=REPO / "build" / "wheels-work",
                     help="scratch folder, kept between runs (default: %(default)s)")
     args = ap.parse_args(argv)
-    targets = csv(args.targets, [*TARGETS, *WINDOWS_TARGETS], "target")
+    every = [*TARGETS, *WINDOWS_TARGETS]
+    targets = every if args.targets == "all" else csv(args.targets, every, "target")
     if args.pythons is None:
         versions = [v for v in pythons.supported()
                     if not v.endswith("t") or pythons.find_python(v)]
     else:
         versions = [v.strip() for v in args.pythons.split(",") if v.strip()]
     if sys.platform != "linux":
-        raise SystemExit("build_wheels: Linux only (cibuildwheel builds the rest)")
+        raise SystemExit("build_wheels: runs on Linux (it builds every OS's wheels)")
 
     skipped = {}
     try:
@@ -235,7 +242,7 @@ def main(argv=None):
         out.mkdir(parents=True, exist_ok=True)
         requires = pythons.pyproject()["build-system"]["requires"]
         interps = [make_build_venv(v, work, list(requires)) for v in versions]
-        src, generated = make_source(work, interps[0][0].python)
+        src, generated = make_source(work, interps[0][0].python, args.sdist)
         jobs = [(name, interp, multiarch)
                 for name in targets for interp, multiarch in interps]
         results = []
