@@ -210,10 +210,16 @@ class BuildPy(build_py):
 
 from Cython.Build import cythonize  # noqa: E402
 
+ext_modules = cythonize(
+    extensions,
+    compiler_directives={"language_level": "3", "freethreading_compatible": True},
+)
+# Cython adds numpy's headers to each module's depends, by absolute path,
+# which an sdist would warn of once each: what it holds is MANIFEST.in's.
+for ext in ext_modules:
+    ext.depends = [d for d in ext.depends if not os.path.isabs(d)]
+
 setup(
     cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives={"language_level": "3", "freethreading_compatible": True},
-    ),
+    ext_modules=ext_modules,
 )
