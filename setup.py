@@ -163,9 +163,11 @@ def use_clang_cl(compiler, extensions):
     compiler.cc = clang_cl
     flags = [f"--target={CLANG_CL_TARGETS[PLATFORM]}", "-Wno-unused-function",
              # float arithmetic step by step, as on the other compilers
-             "/clang:-ffp-contract=off"]
+             "/clang:-ffp-contract=off",
+             "/Brepro"]  # no time stamp in the objects (nor, below, the DLL)
     for ext in extensions:
         ext.extra_compile_args = ext.extra_compile_args + flags
+        ext.extra_link_args = ext.extra_link_args + ["/Brepro"]
 
 
 class BuildExt(build_ext):

@@ -216,6 +216,10 @@ def wheels(b, version):
            cwd=REPO)
     b.step("tools/test_wheels.py --quick",
            ["python", "tools/test_wheels.py", "--quick", *sorted(out.glob("*.whl"))], cwd=REPO)
+    # the x86_64 wheel again, from the same sdist in another folder: byte-identical
+    (sdist,) = (work / "sdist").glob("arc4py-*.tar.gz")
+    b.step("tools/release_checks.py reproducible",
+           ["python", "tools/release_checks.py", "reproducible", out, sdist], cwd=REPO)
 
 
 def integration(b):

@@ -42,6 +42,7 @@ import concurrent.futures
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 from dataclasses import dataclass
@@ -154,6 +155,13 @@ def make_build_venv(version, work, requires):
                   interpreter_exports(base)), multiarch
 
 
+def windows_versions():
+    """The versions a Windows wheel can be built for: those with python.org's
+    embeddable CPython on PyPI (its DLL gives the import library)."""
+    import wine_python  # tools/, beside this script
+    return set(wine_python.EMBED_RELEASES)
+
+
 # ---- the sources ---------------------------------------------------------------------
 
 def make_source(work, python, sdist=None):
@@ -227,6 +235,13 @@ def main(argv=None):
         versions = [v.strip() for v in args.pythons.split(",") if v.strip()]
     if sys.platform != "linux":
         raise SystemExit("build_wheels: runs on Linux (it builds every OS's wheels)")
+    # The wheels' zip times and the DLLs' from the sources, not the clock:
+    # the last commit's time, unless given.
+    if "SOURCE_DATE_EPOCH" not in os.environ:
+        commit = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=REPO,
+                                capture_output=True, text=True)
+        if commit.returncode == 0 and commit.stdout.strip():
+            os.environ["SOURCE_DATE_EPOCH"] = commit.stdout.strip()
 
     skipped = {}
     try:
@@ -244,7 +259,13 @@ def main(argv=None):
         interps = [make_build_venv(v, work, list(requires)) for v in versions]
         src, generated = make_source(work, interps[0][0].python, args.sdist)
         jobs = [(name, interp, multiarch)
-                for name in targets for interp, multiarch in interps]
+                for name in targets for interp, multiarch in interps
+                if name in TARGETS or interp.version in windows_versions()]
+        if any(name in WINDOWS_TARGETS for name in targets):
+            for interp, _ in interps:
+                if interp.version not in windows_versions():
+                    skipped[f"{interp.version} (Windows)"] = (
+                        "no python.org embeddable CPython on PyPI to link against")
         results = []
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
             futures = [pool.submit(build_one, name, TARGETS[name], interp, multiarch, src,

@@ -2,9 +2,11 @@
 """The release workflow's checks on what it built (.github/workflows/wheels.yml).
 
     python tools/release_checks.py tag TAG          TAG is v + arc4py.__version__
-    python tools/release_checks.py reproducible DIR
-        DIR's cp3X manylinux_x86_64 and win_amd64 wheels (X: this Python's)
-        built again from DIR's sdist, in another work folder, byte for byte
+    python tools/release_checks.py reproducible DIR [SDIST]
+        DIR's cp3X manylinux_x86_64 and win_amd64 wheels (X: this Python's;
+        those DIR has) built again from SDIST (default: DIR's), in another
+        work folder, byte for byte (tools/build_wheels.py sets
+        SOURCE_DATE_EPOCH to the last commit's time unless given)
     python tools/release_checks.py macos WHEEL...
         each extension's minimum macOS (LC_BUILD_VERSION or
         LC_VERSION_MIN_MACOSX) is its wheel tag's, and not older than
@@ -14,7 +16,6 @@ Exits non-zero, saying why, on the first failure.
 """
 import ast
 import filecmp
-import os
 import re
 import struct
 import subprocess
@@ -50,16 +51,23 @@ def check_tag(tag):
     print(f"release_checks: tag {tag} is arc4py {version()}")
 
 
-def check_reproducible(dist):
+#: the wheels built twice: (build_wheels.py target, the wheel's platform tag)
+AGAIN = {"manylinux_x86_64": "manylinux_2_17_x86_64", "windows_x86_64": "win_amd64"}
+
+
+def check_reproducible(dist, sdist=None):
     dist = Path(dist).resolve()
-    (sdist,) = dist.glob("arc4py-*.tar.gz")
+    if sdist is None:
+        (sdist,) = dist.glob("arc4py-*.tar.gz")
     v = f"{sys.version_info[0]}.{sys.version_info[1]}"
     cp = f"cp{v.replace('.', '')}"
+    targets = [t for t, tag in AGAIN.items() if list(dist.glob(f"*-{cp}-*{tag}*.whl"))]
+    if not targets:
+        fail(f"{dist} has no {cp} wheel of {', '.join(AGAIN)} to build again")
     with tempfile.TemporaryDirectory(prefix="arc4py-again-") as tmp:
         subprocess.run([sys.executable, str(REPO / "tools" / "build_wheels.py"),
                         "--sdist", str(sdist), "--out", f"{tmp}/out", "--work", f"{tmp}/work",
-                        "--pythons", v, "--targets", "manylinux_x86_64,windows_x86_64"],
-                       check=True)
+                        "--pythons", v, "--targets", ",".join(targets)], check=True)
         again = sorted(Path(tmp, "out").glob("*.whl"))
         if not again:
             fail("the second build made no wheel")
@@ -130,11 +138,8 @@ def check_macos(wheels):
 def main(argv):
     if len(argv) >= 2 and argv[0] == "tag":
         check_tag(argv[1])
-    elif len(argv) == 2 and argv[0] == "reproducible":
-        os.environ.setdefault("SOURCE_DATE_EPOCH", subprocess.run(
-            ["git", "log", "-1", "--format=%ct"], cwd=REPO, capture_output=True,
-            text=True, check=True).stdout.strip())
-        check_reproducible(argv[1])
+    elif len(argv) in (2, 3) and argv[0] == "reproducible":
+        check_reproducible(*argv[1:])
     elif len(argv) >= 2 and argv[0] == "macos":
         check_macos(argv[1:])
     else:

@@ -366,7 +366,9 @@ def build_windows(name, interp, src, generated, zig, work, out):
     implib.mkdir(parents=True, exist_ok=True)
     env = clean_env(
         CC=cc,
-        LDSHARED=f"{cc} -shared -s -Wl,--out-implib,{implib / 'unused.lib'}",
+        # /Brepro: a hash of the DLL where the PE header has its link time
+        LDSHARED=f"{cc} -shared -s -Wl,/Brepro "
+                 f"-Wl,--out-implib,{implib / 'unused.lib'}",
         # the Windows headers first: Python.h and numpy's (with its own
         # _numpyconfig.h) are found there before the build venv's
         CFLAGS=f"-g0 -I{include} -I{np_include}",
