@@ -14,7 +14,8 @@ ends with a timing line, and the run with a table of them.  In order:
   the whole suite; the sdist with the packaging selection; the integration
   venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).
   Last, aarch64's log, and the manylinux wheels with the packaging
-  selection, the x86_64 one built again from the same sdist: byte-identical.  The supported versions: pyproject.toml's classifiers, read by
+  selection, the x86_64 one built again from the same sdist: byte-identical.
+  The supported versions: pyproject.toml's classifiers, read by
   tools/pythons.py.  How a block runs (steps, logs, times, stopping the
   others): .ci/block_runner.py.
 """

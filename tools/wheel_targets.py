@@ -9,7 +9,8 @@ getrandom, whose fallback is the system call), every Python symbol is one
 the interpreter exports, and ``auditwheel show`` reports the wheel's
 intended tag.
 
-windows_x86_64: zig's mingw-w64 compiler (``-target x86_64-windows-gnu``),
+windows_x86_64, windows_arm64: zig's mingw-w64 compiler
+(``-target x86_64-windows-gnu``, ``aarch64-windows-gnu``),
 the same sdist and Cython output, the CPython version's C API headers from
 its interpreter here with a Windows pyconfig.h, an import library made from
 python.org's python3XX.dll and numpy's own win_amd64 headers (all from
@@ -337,7 +338,19 @@ def auditwheel_tag(wheel):
 
 # ---- Windows ----------------------------------------------------------------------------
 
-WINDOWS_TARGETS = {"windows_x86_64": "win_amd64"}
+@dataclass(frozen=True)
+class WindowsTarget:
+    zig: str        # zig's -target (mingw-w64)
+    tag: str        # the wheel's platform tag
+    machine: int    # the PE header's Machine
+    dlltool: str    # zig dlltool's -m
+
+
+WINDOWS_TARGETS = {
+    "windows_x86_64": WindowsTarget("x86_64-windows-gnu", "win_amd64", 0x8664, "i386:x86-64"),
+    # built, not run here: no Windows on ARM
+    "windows_arm64": WindowsTarget("aarch64-windows-gnu", "win_arm64", 0xAA64, "arm64"),
+}
 
 #: the DLLs a Windows extension may import from: the interpreter's, the
 #: universal C runtime's API sets and the system's own
@@ -349,17 +362,18 @@ def build_windows(name, interp, src, generated, zig, work, out):
     import wine_python  # tools/, beside this script
     version = interp.version
     label = f"{name} Python {version}"
-    plat = WINDOWS_TARGETS[name]
+    target = WINDOWS_TARGETS[name]
+    plat = target.tag
     cp = wine_python.tag(version)
     try:
-        include = wine_python.windows_include(interp.include, version, work)
-        libdir, exports = wine_python.import_library(version, zig, work)
+        include = wine_python.windows_include(interp.include, version, work, plat)
+        libdir, exports = wine_python.import_library(version, zig, work, target.dlltool)
         numpy_version = capture([interp.python, "-c",
                                  "import numpy; print(numpy.__version__)"]).strip()
         np_include = wine_python.numpy_headers(version, numpy_version)
     except wine_python.Unavailable as e:
         raise Failure(f"{label}: {e}") from None
-    cc = f"{zig} cc -target x86_64-windows-gnu -mcpu=baseline"
+    cc = f"{zig} cc -target {target.zig} -mcpu=baseline"
     ext_suffix = f".{cp}-{plat}.pyd"
     # the linker's import library of each .pyd goes aside, not into the wheel
     implib = work / "implib" / f"{name}-{version}"
@@ -377,11 +391,11 @@ def build_windows(name, interp, src, generated, zig, work, out):
         SETUPTOOLS_EXT_SUFFIX=ext_suffix,
     )
     wheel = retag(interp, pip_wheel(name, interp, src, generated, env, work), plat)
-    check_windows(label, wheel, ext_suffix, exports, wine_python, work)
+    check_windows(label, wheel, ext_suffix, exports, wine_python, work, target.machine)
     return keep(wheel, out), plat
 
 
-def check_windows(label, wheel, ext_suffix, exports, wine_python, work):
+def check_windows(label, wheel, ext_suffix, exports, wine_python, work, machine):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         binaries = [n for n in names if re.search(r"\.(pyd|dll|so|lib|pdb|a)$", n)]
@@ -393,8 +407,8 @@ def check_windows(label, wheel, ext_suffix, exports, wine_python, work):
             z.extractall(tmp, pyds)
             for n in pyds:
                 pe = wine_python.PE(tmp / n)
-                if pe.machine != 0x8664 or not pe.characteristics & 0x2000:
-                    raise Failure(f"{label}: {n} is not an x86-64 DLL")
+                if pe.machine != machine or not pe.characteristics & 0x2000:
+                    raise Failure(f"{label}: {n} is not a DLL for machine {machine:#x}")
                 if pe.has_debug_sections():
                     raise Failure(f"{label}: {n} has debug sections")
                 init = "PyInit_" + Path(n).name.split(".")[0]
