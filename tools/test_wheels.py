@@ -134,15 +134,19 @@ def this_machine():
     return arch, "gnu" if platform.libc_ver()[0] == "glibc" else "musl"
 
 
-def check_cores(py, wheel):
+def check_cores(py, wheel, run=None):
     """The installed extension's cores: every row of the table known (built,
-    or for another architecture), none left out."""
+    or for another architecture), none left out.  ``run`` runs the
+    interpreter (default: directly)."""
     import json
     table = re.findall(r"^ARC4PY_CORE\((\w+),",
                        (REPO / "arc4py/csrc/chacha20_cores.def").read_text(), re.M)
-    known, not_built = json.loads(subprocess.run(
-        [str(py), "-c", CORES], capture_output=True, text=True, check=True,
-        cwd=tempfile.gettempdir()).stdout)
+    run = run or (lambda argv: subprocess.run([str(py), *argv], capture_output=True,
+                                              text=True, cwd=tempfile.gettempdir()))
+    proc = run(["-c", CORES])
+    if proc.returncode != 0:
+        return f"{Path(wheel).name}: cannot read its cores: {proc.stderr[-500:]}"
+    known, not_built = json.loads(proc.stdout.strip().splitlines()[-1])
     if not_built or set(known) != {*table, "generic"}:
         return f"{Path(wheel).name} lacks cores: built {known}, left out {not_built}"
     if sys.platform == "darwin":
@@ -268,6 +272,10 @@ def test_wine(wheel, version, args, work):
     sys.stdout.write(info.stdout + info.stderr)
     if info.returncode != 0:
         return 1, f"arc4py info exited {info.returncode} under Wine"
+    problem = check_cores(exe, wheel, lambda argv: wine_python.run(
+        exe, argv, cwd=work, capture_output=True, text=True))
+    if problem:
+        return 1, problem
     basetemp = work / f"tmp-{stem}"
     shutil.rmtree(basetemp, ignore_errors=True)
     cmd = [wine_python.find_wine(), str(exe), "-m", "pytest", "-p", "no:cacheprovider",
