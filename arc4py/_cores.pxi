@@ -25,6 +25,7 @@ from arc4py._cdefs cimport (
     arc4py_chacha20_find,
     arc4py_chacha20_known_name,
     arc4py_chacha20_is_known,
+    arc4py_chacha20_left_out,
     arc4py_cpu_features,
     arc4py_chacha20_active,
 )
@@ -42,6 +43,26 @@ cdef tuple _known_names():
 #: all run on every CPU: a core for another architecture is known, never
 #: runnable; one left out with ARC4PY_NO_<ISA> is unknown).
 ALL_BACKENDS = _known_names()
+
+
+cdef dict _left_out():
+    cdef size_t i = 0
+    cdef int compiler = 0
+    cdef const char *name = arc4py_chacha20_left_out(0, &compiler)
+    found = {}
+    while name != NULL:
+        isa = name.decode("ascii")
+        why = f"left out by name (ARC4PY_NO_{isa.upper()})"
+        if compiler:
+            why += "; this compiler cannot build it"
+        found[isa] = why
+        i += 1
+        name = arc4py_chacha20_left_out(i, &compiler)
+    return found
+
+# The cores this build left out, and why: what `arc4py info` and the tests
+# read (a core this CPU runs is either built or here).
+_not_built = _left_out()
 # ---- cores ----------------------------------------------------------------
 
 def backends():

@@ -83,13 +83,24 @@ def core_table_names():
     return (*names, "generic")
 
 
+def core_table_features():
+    """{core: the CPU features it needs} from chacha20_cores.def, named as
+    arc4py.cpu_features() names them (ARC4PY_CPU_OS_YMM: "os-ymm")."""
+    rows = re.findall(r"^ARC4PY_CORE\((\w+),\s*\w+,\s*\w+,([^)]*)\)",
+                      (CSRC / "chacha20_cores.def").read_text(), re.M)
+    assert rows, "no ARC4PY_CORE rows in chacha20_cores.def"
+    return {name: {f.lower().replace("_", "-")
+                   for f in re.findall(r"ARC4PY_CPU_(\w+)", needs)}
+            for name, needs in rows}
+
+
 def core_skip_reason(name):
     """Why the core ``name`` (one of core_table_names()) cannot be tested
     here, or None when this build has it and this CPU runs it."""
     if name in arc4py.backends():
         return None
-    if name not in arc4py._core.ALL_BACKENDS:
-        return f"the {name} core was left out of this build (ARC4PY_NO_{name.upper()})"
+    if name in arc4py._core._not_built:
+        return f"the {name} core is not in this build: {arc4py._core._not_built[name]}"
     where = {"neon": "; tests/cores/test_neon_qemu.py checks it under qemu",
              "avx512": "; tests/cores/test_avx512_emulated.py checks it "
                        "through SIMDe"}.get(name, "")

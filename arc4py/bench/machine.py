@@ -1,22 +1,10 @@
-"""Facts about this machine and this arc4py, shared by ``info`` and ``bench``
-(and bench/*.py), and the environment of a child interpreter (the bench's
-other cores, the tests' children): nothing here measures anything."""
+"""Facts about this machine and this arc4py for ``bench`` (and bench/*.py;
+the CPU model is arc4py._host's, shared with ``info``), and the environment
+of a child interpreter (the bench's other cores, the tests' children):
+nothing here measures anything."""
 import os
 
-
-def cpu_model():
-    """The CPU's model name from /proc/cpuinfo (or platform as a fallback)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Model", "Hardware",
-                                   "cpu model", "Processor") and value.strip():
-                    return value.strip()
-    except OSError:
-        pass
-    import platform
-    return platform.processor() or platform.machine() or "unknown"
+from arc4py._host import cpu_model
 
 
 def libc_version():

@@ -54,7 +54,7 @@ def collect():
 
     import arc4py
     from arc4py import _core
-    from arc4py.bench.machine import cpu_model
+    from arc4py._host import cpu_model
 
     numpy_version, numpy_ext = _numpy_status()
     return {
@@ -63,6 +63,8 @@ def collect():
         "backend_env": os.environ.get("ARC4PY_BACKEND") or None,
         "backends": list(arc4py.backends()),
         "all_backends": list(_core.ALL_BACKENDS),
+        # {core: why}: the cores this build left out (ARC4PY_NO_<ISA>)
+        "not_built": dict(_core._not_built),
         "cpu_model": cpu_model(),
         "cpu_features": list(arc4py.cpu_features()),
         "fork_protection": list(arc4py.fork_protection()),
@@ -129,10 +131,15 @@ def format_info(info):
         numpy = f"{info['numpy']} (BitGenerator, default_rng and size= work)"
     else:
         numpy = f"{info['numpy']} (but arc4py._numpy is not built)"
-    other = [b for b in info["all_backends"] if b not in info["backends"]]
     avail = ", ".join(info["backends"])
+    notes = [f"not built: {core}, {why}"
+             for core, why in info["not_built"].items()]
+    # A known core is in this build; the CPU (or its OS) cannot run it.
+    other = [b for b in info["all_backends"] if b not in info["backends"]]
     if other:
-        avail += f"  (not on this CPU: {', '.join(other)})"
+        notes.append(f"not on this CPU: {', '.join(other)}")
+    if notes:
+        avail += f"  ({'; '.join(notes)})"
     pairs = [
         ("arc4py", info["version"]),
         ("core", core),

@@ -94,15 +94,9 @@ static const uint8_t rot_tables[64] __attribute__((aligned(32))) = {
  * store per half quarter round and no register.  (Word 3 measured a
  * little faster than word 0 in the slot.)
  *
- * Order: each round runs its four quarter rounds as a wavefront, each one
- * step behind the one before (ROUND_ASM below), rather than one after
- * another, as two interleaved pairs, or all four in lockstep.  The four
- * chains then reach the byte shuffles and shifts (which share two of the
- * four vector ports on Zen 3) at different times.  The column round goes
- * 1, 2, 3, 0 and the diagonal round 0, 1, 2, 3: the order in which their
- * inputs become ready (diagonal quarter round j waits for b from column
- * quarter round j + 1, column quarter round k for b from diagonal quarter
- * round k - 1).
+ * Order: the double round is chacha20_x86_rounds.h's, shared with the
+ * 128-bit cores: each round's four quarter rounds as a wavefront, each one
+ * step behind the one before.
  *
  * Measured on AMD EPYC (Zen 3, 2 cores), gcc 12 -O3, 1 MiB per call: the
  * previous intrinsics version ~2.3-2.5 GB/s, this ~3.0-3.3 GB/s (1.3x);
@@ -119,22 +113,16 @@ static const uint32_t lane_offsets[8] __attribute__((aligned(32))) = {
 #define SLOT "(%[slot])" /* word 3 */
 #define NL "\n\t"
 
-/*
- * One step of a quarter round on chain (K, a, b, c, d): a, b, c, d are the
- * state words (register numbers); K is A_IN_REG, or A_IN_MEM for the chain
- * whose a is word 3 (then a is ignored).  Every step that uses the
- * temporary is a single macro, so interleaving steps of different chains
- * never splits one.
- */
-#define STEP_A(K, a, b, c, d) STEP_A_##K(a, b, c, d)
-#define STEP_X(K, a, b, c, d) STEP_X_##K(a, b, c, d)
+/* One step of a quarter round on chain (K, a, b, c, d), for
+   chacha20_x86_rounds.h: a, b, c, d are the state words (register
+   numbers); K is A_IN_REG, or A_IN_MEM for the chain whose a is word 3
+   (then a is ignored). */
 #define STEP_P16(K, a, b, c, d) "vpshufb (%[rot]), " V(d) ", " V(d) NL
 #define STEP_P8(K, a, b, c, d) "vpshufb 32(%[rot]), " V(d) ", " V(d) NL
 #define STEP_C(K, a, b, c, d) "vpaddd " V(d) ", " V(c) ", " V(c) NL
 #define STEP_B(K, a, b, c, d) "vpxor " V(c) ", " V(b) ", " V(b) NL
 #define STEP_R12(K, a, b, c, d) ROTL_ASM(b, 12, 20)
 #define STEP_R7(K, a, b, c, d) ROTL_ASM(b, 7, 25)
-#define STEP_GAP(K, a, b, c, d)
 
 /* a += b, then d ^= a. */
 #define STEP_A_A_IN_REG(a, b, c, d) "vpaddd " V(b) ", " V(a) ", " V(a) NL
@@ -152,36 +140,7 @@ static const uint32_t lane_offsets[8] __attribute__((aligned(32))) = {
     "vpsrld $" #m ", " V(b) ", " V(b) NL        \
     "vpor " TMP ", " V(b) ", " V(b) NL
 
-/*
- * One round: quarter rounds q0..q3 (parenthesised chains), q(k) running k
- * steps behind q(k-1).  A quarter round is the 14 steps
- *   A X P16 C B R12 gap  A X P8 C B R7 gap
- * (the gaps are just the wavefront's spacing).
- */
-#define ROUND_ASM(q0, q1, q2, q3)                                        \
-    STEP_A q0                                                            \
-    STEP_X q0   STEP_A q1                                                \
-    STEP_P16 q0 STEP_X q1   STEP_A q2                                    \
-    STEP_C q0   STEP_P16 q1 STEP_X q2   STEP_A q3                        \
-    STEP_B q0   STEP_C q1   STEP_P16 q2 STEP_X q3                        \
-    STEP_R12 q0 STEP_B q1   STEP_C q2   STEP_P16 q3                      \
-    STEP_GAP q0 STEP_R12 q1 STEP_B q2   STEP_C q3                        \
-    STEP_A q0   STEP_GAP q1 STEP_R12 q2 STEP_B q3                        \
-    STEP_X q0   STEP_A q1   STEP_GAP q2 STEP_R12 q3                      \
-    STEP_P8 q0  STEP_X q1   STEP_A q2   STEP_GAP q3                      \
-    STEP_C q0   STEP_P8 q1  STEP_X q2   STEP_A q3                        \
-    STEP_B q0   STEP_C q1   STEP_P8 q2  STEP_X q3                        \
-    STEP_R7 q0  STEP_B q1   STEP_C q2   STEP_P8 q3                       \
-                STEP_R7 q1  STEP_B q2   STEP_C q3                        \
-                            STEP_R7 q2  STEP_B q3                        \
-                                        STEP_R7 q3
-
-/* The double round: column round 1 2 3 0, diagonal round 0 1 2 3. */
-#define DOUBLE_ROUND_ASM                                                 \
-    ROUND_ASM((A_IN_REG, 1, 5, 9, 13), (A_IN_REG, 2, 6, 10, 14),         \
-              (A_IN_MEM, 3, 7, 11, 15), (A_IN_REG, 0, 4, 8, 12))         \
-    ROUND_ASM((A_IN_REG, 0, 5, 10, 15), (A_IN_REG, 1, 6, 11, 12),        \
-              (A_IN_REG, 2, 7, 8, 13), (A_IN_MEM, 3, 4, 9, 14))
+#include "chacha20_x86_rounds.h"
 
 /* %ymm<w> = input word w; %ymm<r> += input word w through %ymm<t>. */
 #define LOAD_S(w) "vpbroadcastd " #w "*4(%[s]), " V(w) NL
@@ -397,9 +356,11 @@ AVX2_FN void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_AVX2)
-ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_CORE_LEFT_OUT);
+ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_LEFT_OUT_X86_64);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(avx2);
+#elif defined(ARC4PY_TARGET_X86_64)
+#error "arc4py: this compiler cannot build the avx2 core: build with GCC, Clang or (Windows) clang-cl, or leave the core out by name, ARC4PY_NO_AVX2=1"
 #else
 ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_CORE_OTHER_ARCH);
 #endif

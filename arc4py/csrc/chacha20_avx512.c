@@ -100,13 +100,21 @@ AVX512_FN static void vertical16_n(const uint32_t s[16], uint8_t *out,
     /* Per-lane 64-bit counters: low word base + lane; a lane whose low word
      * wrapped (ended below base) takes the high word + 1.  max(lo, base) ==
      * lo exactly in the lanes that did not wrap (mask bit set: keep the
-     * high word). */
-    base = _mm512_set1_epi32((int)s[12]);
-    lo = _mm512_add_epi32(base, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8,
-                                                  9, 10, 11, 12, 13, 14, 15));
-    hi = _mm512_mask_blend_epi32(
-        _mm512_cmpeq_epi32_mask(_mm512_max_epu32(lo, base), lo),
-        _mm512_set1_epi32((int)(s[13] + 1u)), _mm512_set1_epi32((int)s[13]));
+     * high word).  Computed again for the feed-forward rather than kept
+     * live through the rounds, where no register is free for them and the
+     * compiler would keep them on the stack. */
+#define COUNTERS                                                            \
+    do {                                                                    \
+        base = _mm512_set1_epi32((int)s[12]);                               \
+        lo = _mm512_add_epi32(base, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6,  \
+                                                      7, 8, 9, 10, 11, 12,  \
+                                                      13, 14, 15));         \
+        hi = _mm512_mask_blend_epi32(                                       \
+            _mm512_cmpeq_epi32_mask(_mm512_max_epu32(lo, base), lo),        \
+            _mm512_set1_epi32((int)(s[13] + 1u)),                           \
+            _mm512_set1_epi32((int)s[13]));                                 \
+    } while (0)
+    COUNTERS;
 
     x0 = _mm512_set1_epi32((int)s[0]);
     x1 = _mm512_set1_epi32((int)s[1]);
@@ -130,6 +138,8 @@ AVX512_FN static void vertical16_n(const uint32_t s[16], uint8_t *out,
     /* The input again from s, not kept live (and spilled) since the start:
        no copy of the key on the stack. */
     RNG_REREAD_THROUGH(s);
+    COUNTERS;
+#undef COUNTERS
     x0 = _mm512_add_epi32(x0, _mm512_set1_epi32((int)s[0]));
     x1 = _mm512_add_epi32(x1, _mm512_set1_epi32((int)s[1]));
     x2 = _mm512_add_epi32(x2, _mm512_set1_epi32((int)s[2]));
@@ -210,9 +220,11 @@ AVX512_FN void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_AVX512)
-ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_CORE_LEFT_OUT);
+ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_LEFT_OUT_X86_64);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(avx512);
+#elif defined(ARC4PY_TARGET_X86_64)
+#error "arc4py: this compiler cannot build the avx512 core: build with GCC, Clang or (Windows) clang-cl, or leave the core out by name, ARC4PY_NO_AVX512=1"
 #else
 ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_CORE_OTHER_ARCH);
 #endif

@@ -5,7 +5,8 @@
  *
  * A core's file says what it built (chacha20_cores.h): a function, none
  * for this architecture (the name stays known, never runnable), or none
- * because ARC4PY_NO_<ISA> left it out (the name is unknown too).
+ * because ARC4PY_NO_<ISA> left it out (the name is unknown too, and listed
+ * by arc4py_chacha20_left_out()).
  */
 #include <stdio.h>
 #include <string.h>
@@ -186,6 +187,23 @@ int arc4py_chacha20_is_known(const char *name)
         if (strcmp(known[i], name) == 0)
             return 1;
     return 0;
+}
+
+const char *arc4py_chacha20_left_out(size_t i, int *compiler)
+{
+    size_t r;
+
+    for (r = 0; r < ROW_COUNT; r++) {
+        enum arc4py_core_presence p = rows[r].build->presence;
+
+        if (p != ARC4PY_CORE_LEFT_OUT && p != ARC4PY_CORE_LEFT_OUT_COMPILER)
+            continue;
+        if (i-- == 0) {
+            *compiler = p == ARC4PY_CORE_LEFT_OUT_COMPILER;
+            return rows[r].name;
+        }
+    }
+    return NULL;
 }
 
 const char *arc4py_cpu_features(void)

@@ -139,9 +139,11 @@ void arc4py_chacha20_blocks_neon(uint32_t state[16], uint8_t *out,
 #endif /* aarch64, not left out */
 
 #if defined(ARC4PY_NO_NEON)
-ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_CORE_LEFT_OUT);
+ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_LEFT_OUT_AARCH64);
 #elif defined(ARC4PY_AARCH64)
 ARC4PY_CORE_BUILT_HERE(neon);
+#elif defined(ARC4PY_TARGET_AARCH64)
+#error "arc4py: this compiler cannot build the neon core: build with GCC, Clang or (Windows) clang-cl, or leave the core out by name, ARC4PY_NO_NEON=1"
 #else
 ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_CORE_OTHER_ARCH);
 #endif

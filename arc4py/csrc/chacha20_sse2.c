@@ -45,9 +45,11 @@
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_SSE2)
-ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_CORE_LEFT_OUT);
+ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_LEFT_OUT_X86_64);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(sse2);
+#elif defined(ARC4PY_TARGET_X86_64)
+#error "arc4py: this compiler cannot build the sse2 core: build with GCC, Clang or (Windows) clang-cl, or leave the core out by name, ARC4PY_NO_SSE2=1"
 #else
 ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_CORE_OTHER_ARCH);
 #endif

@@ -65,17 +65,14 @@ static const uint32_t sse_lanes[12] __attribute__((aligned(16))) = {
     0x80000000u, 0x80000000u, 0x80000000u, 0x80000000u,
     0x80000000u, 0x80000001u, 0x80000002u, 0x80000003u};
 
-/* One step of a quarter round on chain (K, a, b, c, d), as in the avx2
-   core: K is A_IN_MEM for the chain whose a is word 3. */
-#define STEP_A(K, a, b, c, d) STEP_A_##K(a, b, c, d)
-#define STEP_X(K, a, b, c, d) STEP_X_##K(a, b, c, d)
+/* One step of a quarter round on chain (K, a, b, c, d), for
+   chacha20_x86_rounds.h: K is A_IN_MEM for the chain whose a is word 3. */
 #define STEP_P16(K, a, b, c, d) ROT16_ASM(d)
 #define STEP_P8(K, a, b, c, d) ROT8_ASM(d)
 #define STEP_C(K, a, b, c, d) "paddd " X(d) ", " X(c) NL
 #define STEP_B(K, a, b, c, d) "pxor " X(c) ", " X(b) NL
 #define STEP_R12(K, a, b, c, d) ROTL_ASM(b, 12, 20)
 #define STEP_R7(K, a, b, c, d) ROTL_ASM(b, 7, 25)
-#define STEP_GAP(K, a, b, c, d)
 #define STEP_A_A_IN_REG(a, b, c, d) "paddd " X(b) ", " X(a) NL
 #define STEP_X_A_IN_REG(a, b, c, d) "pxor " X(a) ", " X(d) NL
 #define STEP_A_A_IN_MEM(a, b, c, d)                                    \
@@ -87,29 +84,7 @@ static const uint32_t sse_lanes[12] __attribute__((aligned(16))) = {
     "movdqa " X(r) ", " TMP NL "pslld $" #n ", " X(r) NL               \
     "psrld $" #m ", " TMP NL "por " TMP ", " X(r) NL
 
-/* Each quarter round k steps behind the one before (the avx2 core's). */
-#define ROUND_ASM(q0, q1, q2, q3)                                        \
-    STEP_A q0                                                            \
-    STEP_X q0   STEP_A q1                                                \
-    STEP_P16 q0 STEP_X q1   STEP_A q2                                    \
-    STEP_C q0   STEP_P16 q1 STEP_X q2   STEP_A q3                        \
-    STEP_B q0   STEP_C q1   STEP_P16 q2 STEP_X q3                        \
-    STEP_R12 q0 STEP_B q1   STEP_C q2   STEP_P16 q3                      \
-    STEP_GAP q0 STEP_R12 q1 STEP_B q2   STEP_C q3                        \
-    STEP_A q0   STEP_GAP q1 STEP_R12 q2 STEP_B q3                        \
-    STEP_X q0   STEP_A q1   STEP_GAP q2 STEP_R12 q3                      \
-    STEP_P8 q0  STEP_X q1   STEP_A q2   STEP_GAP q3                      \
-    STEP_C q0   STEP_P8 q1  STEP_X q2   STEP_A q3                        \
-    STEP_B q0   STEP_C q1   STEP_P8 q2  STEP_X q3                        \
-    STEP_R7 q0  STEP_B q1   STEP_C q2   STEP_P8 q3                       \
-                STEP_R7 q1  STEP_B q2   STEP_C q3                        \
-                            STEP_R7 q2  STEP_B q3                        \
-                                        STEP_R7 q3
-#define DOUBLE_ROUND_ASM                                                 \
-    ROUND_ASM((A_IN_REG, 1, 5, 9, 13), (A_IN_REG, 2, 6, 10, 14),         \
-              (A_IN_MEM, 3, 7, 11, 15), (A_IN_REG, 0, 4, 8, 12))         \
-    ROUND_ASM((A_IN_REG, 0, 5, 10, 15), (A_IN_REG, 1, 6, 11, 12),        \
-              (A_IN_REG, 2, 7, 8, 13), (A_IN_MEM, 3, 4, 9, 14))
+#include "chacha20_x86_rounds.h"
 
 /* %xmm<r> = input word w in every lane; %xmm<r> += it through %xmm<t>. */
 #define LOAD_S(r, w)                                                     \

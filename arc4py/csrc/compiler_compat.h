@@ -4,9 +4,10 @@
  * another; and the byte-order helpers the cores and the generator share.
  * Nothing here calls the OS.
  *
- * The MSVC branch is compiled by no machine this project tests on: it is
- * kept to the few lines below.  With MSVC the SIMD cores compile to nothing
- * (their register clearing is GCC inline assembly) and the generic core runs.
+ * MSVC's cl.exe builds only targets with no SIMD core (32-bit x86): it
+ * has neither target attributes nor GNU inline assembly, so x86-64 and
+ * ARM64 Windows builds use clang-cl (setup.py picks it), which takes the
+ * GCC/Clang branches.
  */
 #ifndef ARC4PY_COMPILER_COMPAT_H
 #define ARC4PY_COMPILER_COMPAT_H
@@ -24,14 +25,26 @@
 #error "arc4py: needs GCC, Clang or MSVC (atomics, thread-local storage)"
 #endif
 
-/* ---- where SIMD code is built ---------------------------------------------
- * x86-64 (no i386) and little-endian aarch64, with GCC or Clang: the SIMD
- * code's target attributes and register-clearing assembly are theirs. */
-#if defined(__x86_64__) && defined(RNG_GNUC)
+/* ---- the target, and where SIMD code is built ---------------------------
+ * ARC4PY_TARGET_*: the architecture built for, whichever compiler.
+ * ARC4PY_X86_64 / ARC4PY_AARCH64: its SIMD code (target attributes,
+ * register-clearing assembly) is built, which takes GCC or Clang (clang-cl
+ * included) and, for aarch64, little-endian.  A core of the target that
+ * the compiler cannot build stops the build unless left out by name
+ * (each core file's last lines). */
+#if defined(__x86_64__) || (defined(_M_X64) && !defined(_M_ARM64EC))
+#define ARC4PY_TARGET_X86_64 1
+#endif
+/* (big-endian aarch64 runs the generic core: the NEON core is little-endian) */
+#if (defined(__aarch64__) && !defined(__AARCH64EB__)) || defined(_M_ARM64)
+#define ARC4PY_TARGET_AARCH64 1
+#endif
+#if defined(ARC4PY_TARGET_X86_64) && defined(RNG_GNUC)
 #define ARC4PY_X86_64 1
 #endif
-#if defined(__aarch64__) && defined(__ARM_NEON) && defined(RNG_GNUC) && \
-    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(ARC4PY_TARGET_AARCH64) && defined(__ARM_NEON) && \
+    defined(RNG_GNUC) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ARC4PY_AARCH64 1
 #endif
 /* AVX-512 code (the avx512 core, the C API's AVX-512 build) is built:
@@ -167,8 +180,8 @@ static inline long rng_load_long(const long *p)
 #define RNG_CPU_RELAX() ((void)0)
 #endif
 #else
-/* MSVC: volatile word accesses are acquire loads and release stores under
-   /volatile:ms (x64's default; setup.py passes it for arm64 too). */
+/* MSVC (x86 only): volatile word accesses are acquire loads and release
+   stores under /volatile:ms, x86's default. */
 static inline unsigned long rng_load_ulong(const unsigned long *p)
 { return *(const volatile unsigned long *)p; }
 static inline unsigned long rng_load_ulong_relaxed(const unsigned long *p)
@@ -189,11 +202,7 @@ static inline void rng_count(long *p)
 { _InterlockedIncrement((volatile long *)p); }
 static inline long rng_load_long(const long *p)
 { return *(const volatile long *)p; }
-#if defined(_M_ARM64)
-#define RNG_CPU_RELAX() __yield()
-#else
 #define RNG_CPU_RELAX() _mm_pause()
-#endif
 #endif
 
 /* ---- byte order -------------------------------------------------------- */

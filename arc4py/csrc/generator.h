@@ -44,8 +44,11 @@ extern "C" {
 /* Bytes of each refill that become the next key (32) and nonce (8): small
    requests see ARC4PY_RNG_BUFFER_BYTES less these. */
 #define ARC4PY_RNG_REKEY_BYTES 40
-/* Requests this large are generated straight into the caller's memory. */
-#define ARC4PY_RNG_DIRECT_BYTES 2048
+/* Requests this large are generated straight into the caller's memory,
+   each under a signal hold of its own (a pair of system calls, ~0.45 us);
+   smaller ones are copied out of the buffer, whose refill's hold they
+   share: below this size the copy costs less than the hold. */
+#define ARC4PY_RNG_DIRECT_BYTES 6144
 /* ...in chunks of at most this many bytes, each under a new one-time key
    with the VM-clone source mixed in: a fill in flight writes at most one
    chunk after a VM clone before it notices.  (A fork or a stir_all during

@@ -55,6 +55,9 @@ static RNG_ALWAYS_INLINE void rng_forget_registers(void)
         "x11", "x12", "x13", "x14", "x15", "x16", "x17", "v0", "v1", "v2",
         "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
         "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#elif defined(ARC4PY_TARGET_X86_64) || defined(ARC4PY_TARGET_AARCH64)
+/* Never silently without the wipe: it cannot be left out. */
+#error "arc4py: this compiler has no GNU inline assembly for the register wipe: build with GCC, Clang or (Windows) clang-cl"
 #endif
 }
 

@@ -40,6 +40,19 @@ def test_info_json():
     assert "numpy" in info
 
 
+def test_info_tells_not_built_from_not_on_this_cpu():
+    """A core left out of the build is "not built", with why; a known core
+    the CPU cannot run is "not on this CPU"; neither is said of the other."""
+    from arc4py.cli.info import collect, format_info
+    info = collect()
+    info.update(backends=["sse2", "generic"], all_backends=["ssse3", "sse2", "generic"],
+                not_built={"avx2": "left out by name (ARC4PY_NO_AVX2)"})
+    line = next(x for x in format_info(info) if x.startswith("available cores"))
+    assert "not built: avx2, left out by name (ARC4PY_NO_AVX2)" in line
+    assert "not on this CPU: ssse3)" in line
+    assert json.loads(run_cli("info", "--json").stdout)["not_built"] == arc4py._core._not_built
+
+
 @pytest.mark.slow
 def test_info_reports_a_forced_core():
     env = child_env(ARC4PY_BACKEND="generic")

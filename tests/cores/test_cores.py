@@ -23,6 +23,7 @@ from helpers import (
     build_program,
     compile_c,
     core_skip_reason,
+    core_table_features,
     core_table_names,
     run_child,
     try_compile,
@@ -306,6 +307,50 @@ def test_known_names_come_from_the_c_table():
     elif machine in ("aarch64", "arm64"):
         assert RUNNABLE[0] == "neon"
         assert not set(RUNNABLE) & {"avx512", "avx2", "ssse3", "sse2"}
+
+
+# /proc/cpuinfo's flag for each feature the dispatch reads: Linux lists
+# avx (and avx512f) only where it saves that register state.
+CPUINFO_FLAGS = {"sse2": "sse2", "ssse3": "ssse3", "avx2": "avx2",
+                 "avx512f": "avx512f", "avx512vl": "avx512vl", "os-ymm": "avx",
+                 "os-zmm": "avx512f", "neon": "asimd"}
+
+
+def cpu_features_from_the_os():
+    """The features of CPUINFO_FLAGS this CPU and OS offer, read apart from
+    the dispatch where the OS says (Linux), else the dispatch's."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = {w for line in f if line.split(":")[0].strip() in ("flags", "Features")
+                     for w in line.split(":", 1)[1].split()}
+    except OSError:
+        return set(arc4py.cpu_features())
+    return {feature for feature, flag in CPUINFO_FLAGS.items() if flag in flags}
+
+
+def test_every_core_this_cpu_runs_is_built_or_left_out_by_name():
+    """A build that lacks a core this CPU runs, unless it was left out by
+    name (ARC4PY_NO_<ISA>, recorded in _core._not_built, which `arc4py
+    info` reports), fails here: a compiler that compiled a core's file to
+    nothing is caught on the binary."""
+    have = cpu_features_from_the_os()
+    for name, needs in core_table_features().items():
+        if not needs <= have:
+            continue
+        why = _core._not_built.get(name, "")
+        assert name in RUNNABLE or "left out by name" in why, (
+            f"this CPU runs the {name} core ({' '.join(sorted(needs))}) and this "
+            f"build has it neither runnable ({', '.join(RUNNABLE)}) nor left out "
+            f"by name (not built: {_core._not_built})")
+
+
+def test_the_build_names_what_it_left_out():
+    """Each core left out is one of the table's, and no longer known;
+    a wheel leaves none out."""
+    for name, why in _core._not_built.items():
+        assert name in CONTRACT and name not in KNOWN
+        assert why.startswith(f"left out by name (ARC4PY_NO_{name.upper()})")
+    assert set(KNOWN) | set(_core._not_built) == set(CONTRACT)
 
 
 @pytest.mark.parametrize("name", ["neon", "avx512", "mmx"])

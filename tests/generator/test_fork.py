@@ -87,7 +87,7 @@ def mixed_draws():
                         for _ in range(8)))
     out.append(b"".join(arc4py.random_u64().to_bytes(8, "little")
                         for _ in range(4)))
-    out.append(arc4py.arc4random_buf(4096))       # direct path
+    out.append(arc4py.arc4random_buf(arc4py._core.DIRECT_BYTES))  # direct path
     big = bytearray(1 << 16)
     arc4py.fill(big)                              # direct path, GIL released
     out.append(bytes(big))

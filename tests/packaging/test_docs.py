@@ -126,9 +126,19 @@ def test_readme_has_examples():
     assert len(fenced(_readme(), "python")) >= 2
 
 
-def test_readme_links_into_docs_resolve():
-    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", _readme())
-    assert links, "the README links to no page of docs/"
+def test_readme_links_are_absolute_and_resolve():
+    """The README is the package index's page too, where a relative link is
+    dead: each link into the repository is absolute, under the Source URL
+    of pyproject.toml, and names a file that is there."""
+    text = _readme()
+    relative = [u for u in re.findall(r"\]\(([^)]+)\)", text)
+                if not re.match(r"[a-z]+:", u)]
+    assert not relative, f"relative links in README.md: {relative}"
+    pyproject = (REPO / "pyproject.toml").read_text()
+    source = re.search(r'^Source = "(.*)"$', pyproject, re.M).group(1)
+    base = re.escape(f"{source}/blob/main/")
+    links = re.findall(rf"\]\({base}([^)#]+)(?:#[^)]*)?\)", text)
+    assert any(link.startswith("docs/") for link in links), "the README links to no page of docs/"
     for link in links:
         assert (REPO / link).is_file(), f"README links to {link}, which is missing"
 

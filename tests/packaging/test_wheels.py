@@ -114,6 +114,11 @@ def test_sdist_leaves_out_cython_output(tmp_path):
         for name in (REPO / "arc4py" / folder).iterdir():
             if name.suffix in (".c", ".h", ".def"):
                 assert f"arc4py/{folder}/{name.name}" in package
+    # CI whole (.ci/run starts .ci/driver.py, which imports its neighbour)
+    ci = {f".ci/{p.name}" for p in (REPO / ".ci").iterdir() if p.is_file()}
+    assert ci and ci <= {n[len(top) + 1:] for n in names}
+    # and nothing said of files it does not take
+    assert "won't be automatically included" not in proc.stdout + proc.stderr
 
 
 def _defines(path):

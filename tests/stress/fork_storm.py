@@ -20,7 +20,8 @@ from helpers import write_all
 RAW_FORK = sys.platform.startswith("linux") and platform.machine() == "x86_64"
 SYS_FORK = 57  # x86_64
 
-CHILD_BYTES = 8 * 16 + 4096 + 16   # what every child sends
+BIG = arc4py._core.DIRECT_BYTES    # the direct (one-time key) path
+CHILD_BYTES = 8 * 16 + BIG + 16    # what every child sends
 CHILD_THREAD_BYTES = 2 * 8 * 16     # and what its two threads add
 
 
@@ -31,7 +32,7 @@ def child_draw(w, with_threads):
         out = bytearray()
         for _ in range(8):
             out += arc4py.arc4random_buf(16)
-        big = bytearray(4096)  # the direct (one-time key) path
+        big = bytearray(BIG)
         arc4py.fill(big)
         out += big
         out += arc4py.token_bytes(16)
@@ -66,8 +67,8 @@ def raw_child_draw(w, pre, cbuf, libc):
     mv = memoryview(pre)
     for k in range(8):
         mv[16 * k:16 * k + 16] = arc4py.arc4random_buf(16)
-    arc4py.fill(mv[128:128 + 4096])
-    mv[4224:4240] = arc4py.token_bytes(16)
+    arc4py.fill(mv[128:128 + BIG])
+    mv[128 + BIG:144 + BIG] = arc4py.token_bytes(16)
     ok = libc.write(w, cbuf, len(pre)) == len(pre)
     libc._exit(0 if ok else 1)
 
