@@ -4,15 +4,23 @@
  *
  * Every function may be called without the GIL and from any thread.  Those
  * returning int give 0 on success or a positive errno value: ENOMEM when no
- * memory could be mapped for the thread's state, else the OS entropy
- * source's error (EIO when getrandom keeps returning 0).  On failure the
- * output is wiped (set to zero): it never holds partial or unseeded output.
+ * memory could be mapped for the thread's state, EAGAIN when a request
+ * was drawn again eight times (a fork or a stir_all during each pass) and
+ * still was not clear of one, else the OS entropy source's error (EIO when
+ * getrandom keeps returning 0).  On failure the output is wiped (set to
+ * zero): it never holds partial or unseeded output.
  *
  * From a POSIX signal handler: arc4py_rng_buf, _u32, _u64 and _uniform, on
  * a thread that has drawn before outside a handler (its state exists).  A
  * call nested in a draw of its own thread (the handler interrupted one)
  * takes its bytes straight from the OS, never from the buffer; stir then
- * returns EBUSY.  The rest may not be called from a handler.
+ * returns EBUSY.  The same holds inside fork(), from atfork handlers.  A
+ * handler may leave a draw it interrupted by siglongjmp (a fault in the
+ * output's memory): the thread's next call outside a handler finds the
+ * state left busy, wipes it and reseeds; a jump out of a draw that the
+ * buffer served without the slow path (no refill, no large fill) leaves
+ * the thread's draws to the OS.  The rest may not be called from a
+ * handler.
  */
 #ifndef ARC4PY_GENERATOR_H
 #define ARC4PY_GENERATOR_H
@@ -44,7 +52,7 @@ extern "C" {
 /* ...in chunks of at most this many bytes, each under a new one-time key
    with the VM-clone source mixed in: a fill in flight writes at most one
    chunk after a VM clone before it notices.  (A fork or a stir_all during
-   a fill makes the whole fill be drawn again.) */
+   a fill makes the whole fill be drawn again, at most eight times.) */
 #define ARC4PY_RNG_DIRECT_CHUNK_BYTES (64 * 1024)
 
 /* The top 53 bits of x as a double in [0, 1), as numpy's own generators

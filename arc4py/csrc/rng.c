@@ -22,9 +22,11 @@
  *    generations (is_current); a zeroed state fails the check, so it is
  *    reseeded before it gives output.
  *  - busy is set while a call of the thread is inside the generator; a
- *    call nested in it (a signal handler's) never touches the buffer or the
- *    key: it takes its bytes from the OS.  So left only ever drops by what
- *    was copied out, and no bytes are handed out twice.
+ *    call nested in it (a signal handler's), or made inside fork() (an
+ *    atfork handler's), never touches the buffer or the key: it takes its
+ *    bytes from the OS.  So left only ever drops by what was copied out,
+ *    and no bytes are handed out twice.  A slow call escaped by a jump
+ *    leaves a stale busy, recognised by its frame (stale_busy).
  *  - Each request ends with one check (request_intact), as the vDSO
  *    getrandom's: if a fork or a stir_all came since it began, or its
  *    pages were zeroed under it (a fork from a signal handler: busy reads
@@ -45,10 +47,9 @@
  *    the state's pages (wiped in a child), and the stack a core spilled
  *    to is scrubbed after each refill and each large fill.
  *  - Asynchronous signals are held off for the thread while a state is
- *    keyed and a core runs: across a refill (keying, core call, scrub), a
- *    large fill (but for each reseed's OS call) and a reseed's keying.  A
- *    handler on the thread's stack would leave the registers, key or
- *    working words, in its frame there (tests/c/signal_frames.c).
+ *    keyed, a core runs or the OS writes a seed: a handler on the thread's
+ *    stack would leave the registers, key or working words, in its frame
+ *    there (tests/c/signal_frames.c).
  *  - Large fills run in chunks of ARC4PY_RNG_DIRECT_CHUNK_BYTES, each under
  *    a new one-time key kept in the state's pages, with the reseed point
  *    and the generations checked and the VM-clone source mixed in per
@@ -60,9 +61,8 @@
 
 #include <errno.h>
 
-/* Starts at 1: a state whose pages were zeroed under a running call (a
-   raw fork from a signal handler) has stir_gen 0, so the hot path refuses
-   it, whatever that call writes back to left. */
+/* From 1: a state zeroed under a running call (a raw fork from a signal
+   handler) has stir_gen 0, which the hot path refuses. */
 unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
@@ -70,8 +70,7 @@ void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
 void (*arc4py_rng_debug_vm_mix)(uint8_t *mix, size_t n);
 #endif
 
-/* The calling thread's state, created (unseeded) if needed. */
-static int state_get(struct rng_state **out)
+static int state_get(struct rng_state **out) /* created, unseeded, if need be */
 {
     if ((*out = rng_tls_state) != NULL)
         return 0;
@@ -96,8 +95,7 @@ static void run_core(uint32_t st[16], uint8_t *out, size_t nblocks, int direct)
     rng_forget_registers();
 }
 
-/* The stack a core used is scrubbed (the test log's "done"). */
-static void core_stack_scrub(void)
+static void core_stack_scrub(void) /* the test log's "done" */
 {
     rng_stack_scrub();
 #ifdef ARC4PY_TEST_HOOKS
@@ -297,9 +295,8 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     struct rng_signal_mask mask;
     int err = 0;
 
-    /* Signals held for the whole fill but for each reseed's OS call: a
-       signal waits at most one reseed interval, and a fill of many chunks
-       pays one pair of mask calls per interval, not one per chunk. */
+    /* Held for the whole fill but for each reseed (which holds its own
+       OS call): one pair of mask calls per reseed interval. */
     rng_platform_signals_hold(&mask);
     while (n) {
         size_t chunk = n < ARC4PY_RNG_DIRECT_CHUNK_BYTES ? n
@@ -335,7 +332,8 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     return err;
 }
 
-/* Generations a request began under (see request_intact). */
+/* Generations a request began under (see request_intact); a local of the
+   caller, so its address also places the caller's frame (stale_busy). */
 struct rng_request {
     unsigned long fork_gen, stir_gen;
 };
@@ -343,67 +341,76 @@ struct rng_request {
 static void request_begin(struct rng_state *s, struct rng_request *r)
 {
     s->busy = 1;
+    s->busy_frame = (uintptr_t)r;
     RNG_SIGNAL_FENCE();
     r->fork_gen = rng_load_ulong(&rng_fork_generation);
     r->stir_gen = rng_load_ulong(&rng_stir_generation);
 }
 
-/* Results of request_intact. */
-enum { RNG_INTACT, RNG_STIRRED, RNG_WIPED };
-
 /*
  * The one check at the end of a call that used the state, as the vDSO
- * getrandom's at the end of each call.  RNG_WIPED: the state's pages were
- * zeroed under the call (a fork from a signal handler that interrupted
- * it: wipe-on-fork or the atfork handler zeroed busy in the child), or a
- * fork happened; what the call made since may be the parent's keystream,
- * or a key the parent also saw, so the state is wiped (the next use
- * reseeds).  RNG_STIRRED: a stir_all began since request_begin, so some
- * output may come from a key it retired.  Either way the request is drawn
- * again, whole, from a key seeded after the event.  Clears busy.
+ * getrandom's at the end of each call; 0 if the request must be drawn
+ * again, whole, from a key seeded after the event.  The state's pages were
+ * zeroed under the call (a fork from a signal handler that interrupted it:
+ * wipe-on-fork or the atfork handler zeroed busy in the child), or a fork
+ * happened: what the call made since may be the parent's keystream, or a
+ * key the parent also saw, so the state is wiped (the next use reseeds).
+ * Or a stir_all began since request_begin: some output may come from a
+ * key it retired.  Clears busy.
  */
 static int request_intact(struct rng_state *s, const struct rng_request *r)
 {
-    int result = RNG_INTACT;
+    int intact = 0;
 
     RNG_SIGNAL_FENCE();
-    if (s->busy != 1 || r->fork_gen != rng_load_ulong(&rng_fork_generation)) {
+    if (s->busy != 1 || r->fork_gen != rng_load_ulong(&rng_fork_generation))
         rng_wipe(s, sizeof *s);
-        result = RNG_WIPED;
-    } else if (r->stir_gen != rng_load_ulong(&rng_stir_generation)) {
-        result = RNG_STIRRED;
-    }
+    else
+        intact = r->stir_gen == rng_load_ulong(&rng_stir_generation);
     RNG_SIGNAL_FENCE();
+    s->busy_frame = 0;
     s->busy = 0;
-    return result;
+    return intact;
 }
 
-/* Restarts after a wipe before giving up (each takes a fork during the
-   call); a stir_all's restart is not counted. */
-#define RNG_WIPED_MAX 8
+/* A busy state whose slow call is gone (a jump out of a fault handler):
+   a nested call runs below its frame or on a signal stack; this one (its
+   local r) is at or above it, on none.  Its buffer may be half handed out,
+   its one-time key live: wiped, the next use reseeds. */
+static int stale_busy(struct rng_state *s, const struct rng_request *r)
+{
+    if (s->busy_frame == 0 || (uintptr_t)r < s->busy_frame ||
+        rng_platform_on_signal_stack())
+        return 0;
+    rng_wipe(s, sizeof *s);
+    return 1;
+}
+
+/* Restarts (a fork or a stir_all in the call) before EAGAIN: stir_all()
+   calls more often than a fill lasts delay it at most this many passes. */
+#define RNG_RESTARTS_MAX 8
 
 RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 {
-    struct rng_state *s;
-    int err = state_get(&s);
+    struct rng_state *s = NULL;
+    struct rng_request r;
+    int err = rng_platform_fork_window() ? 0 : state_get(&s);
 
-    if (err == 0 && s->busy) {
-        /* Nested in a call of this thread (a signal handler): the buffer
-           and key are the interrupted call's, so straight from the OS. */
+    if (err == 0 && (s == NULL || (s->busy && !stale_busy(s, &r)))) {
+        /* Nested in a call of this thread (a signal handler), or inside a
+           fork (another library's atfork handler): the buffer and key are
+           not this call's to use, so straight from the OS. */
         err = rng_platform_entropy(dest, n);
     } else if (err == 0) {
-        int wiped = 0, intact;
+        int restarts = 0, intact;
 
         do {
-            struct rng_request r;
-
             request_begin(s, &r);
             err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
                                                : take(s, dest, n);
             intact = request_intact(s, &r);
-            wiped += intact == RNG_WIPED;
-        } while (err == 0 && intact != RNG_INTACT && wiped < RNG_WIPED_MAX);
-        if (err == 0 && intact != RNG_INTACT)
+        } while (err == 0 && !intact && ++restarts <= RNG_RESTARTS_MAX);
+        if (err == 0 && !intact)
             err = EAGAIN;
     }
     if (err)
@@ -414,33 +421,27 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
 int arc4py_rng_stir(void)
 {
     struct rng_state *s;
-    int err = state_get(&s);
+    struct rng_request r;
+    int err = rng_platform_fork_window() ? EBUSY : state_get(&s);
 
     if (err)
         return err;
-    if (s->busy)
+    if (s->busy && !stale_busy(s, &r))
         return EBUSY; /* nested in a draw of this thread: not its state to reseed */
-    {
-        struct rng_request r;
-
-        request_begin(s, &r);
-        err = reseed(s);
-        /* Wiped under the reseed: the next draw reseeds. */
-        (void)request_intact(s, &r);
-    }
+    request_begin(s, &r);
+    err = reseed(s);
+    (void)request_intact(s, &r); /* wiped under the reseed: the next draw reseeds */
     return err;
 }
 
 int arc4py_rng_stir_all(void)
 {
-    /* First the generation, so every state seeded before this line (and
-       every buffer filled from one) is refused from here on. */
+    /* First: every state seeded before (and its buffer) is refused after. */
     rng_increment_ulong(&rng_stir_generation);
     return arc4py_rng_stir();
 }
 
-/* The protections every live state has; the caller's state is made first,
-   so the answer is about real pages. */
+/* The protections every live state has (the caller's is made first). */
 unsigned arc4py_rng_fork_protection(void)
 {
     struct rng_state *s;

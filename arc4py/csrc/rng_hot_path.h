@@ -27,6 +27,7 @@ struct rng_state {
     /* Nonzero while a call of this thread is inside the generator: a call
        nested in it (a signal handler's) must not touch the buffer. */
     int busy;
+    uintptr_t busy_frame;     /* a slow call's frame while busy (0: the hot path's) */
     uint64_t since_seed;      /* bytes produced since the last reseed */
     uint64_t reseed_after;    /* reseed once since_seed reaches this */
     unsigned long fork_gen;   /* rng_fork_generation when last seeded */

@@ -14,8 +14,9 @@
  * elsewhere, so one command that compiles every .c file of csrc/ builds
  * the generator on every target, and no list of OSes is kept here.  Built
  * for an OS no file is for, the link fails, naming the functions below
- * (hidden, so not even a shared object may leave them to be found when it
- * is loaded).  Functions that can fail return 0 or a positive errno value.
+ * (on a POSIX OS, those of rng_platform_posix.h): hidden, so not even a
+ * shared object may leave them to be found when it is loaded.  Functions
+ * that can fail return 0 or a positive errno value.
  */
 #ifndef ARC4PY_RNG_PLATFORM_H
 #define ARC4PY_RNG_PLATFORM_H
@@ -43,6 +44,14 @@ RNG_HIDDEN int rng_platform_state_new(size_t bytes, struct rng_state **out);
 extern RNG_HIDDEN unsigned long rng_fork_generation;
 
 /*
+ * Nonzero while the calling thread is inside fork() between the atfork
+ * handlers' prepare and parent/child (other libraries' handlers run there):
+ * its state is hidden (rng_tls_state reads NULL) and a draw must take its
+ * bytes from the OS.  Zero forever where the OS cannot fork.
+ */
+RNG_HIDDEN int rng_platform_fork_window(void);
+
+/*
  * n bytes that change when the machine is cloned (a VM snapshot resumed
  * twice), for the calling thread: Linux's vDSO getrandom.  Nonzero when
  * the OS has no such source (the caller then mixes nothing).
@@ -63,6 +72,10 @@ struct rng_signal_mask {
 };
 RNG_HIDDEN void rng_platform_signals_hold(struct rng_signal_mask *saved);
 RNG_HIDDEN void rng_platform_signals_release(const struct rng_signal_mask *saved);
+
+/* Nonzero if the calling thread may be running on an alternate signal
+   stack (or the OS cannot say). */
+RNG_HIDDEN int rng_platform_on_signal_stack(void);
 
 /* The protections a state's pages can have, as bits (what
    arc4py_rng_fork_protection() in generator.h reports). */

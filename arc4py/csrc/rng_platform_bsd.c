@@ -25,18 +25,20 @@
 /* getentropy's limit per call (POSIX.1-2024's GETENTROPY_MAX). */
 #define RNG_GETENTROPY_MAX 256
 
-int rng_platform_entropy(uint8_t *p, size_t n)
+/* getentropy() never waits once the system is up: nonblock is moot. */
+int rng_os_entropy(uint8_t **p, size_t *n, int nonblock)
 {
-    while (n) {
-        size_t m = n < RNG_GETENTROPY_MAX ? n : RNG_GETENTROPY_MAX;
+    (void)nonblock;
+    while (*n) {
+        size_t m = *n < RNG_GETENTROPY_MAX ? *n : RNG_GETENTROPY_MAX;
 
-        if (getentropy(p, m) != 0) {
+        if (getentropy(*p, m) != 0) {
             if (errno == EINTR)
                 continue;
             return errno ? errno : EIO;
         }
-        p += m;
-        n -= m;
+        *p += m;
+        *n -= m;
     }
     return 0;
 }

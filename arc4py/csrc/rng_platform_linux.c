@@ -91,31 +91,35 @@ static int read_dev_urandom(uint8_t *p, size_t n)
     return err;
 }
 
-static ssize_t call_getrandom(uint8_t *p, size_t n)
+#ifndef GRND_NONBLOCK
+#define GRND_NONBLOCK 1 /* the kernel's fixed ABI */
+#endif
+
+static ssize_t call_getrandom(uint8_t *p, size_t n, unsigned flags)
 {
     if (getrandom != NULL)
-        return getrandom(p, n, 0);
+        return getrandom(p, n, flags);
 #ifdef SYS_getrandom
-    return syscall(SYS_getrandom, p, n, 0);
+    return syscall(SYS_getrandom, p, n, flags);
 #else
     errno = ENOSYS;
     return -1;
 #endif
 }
 
-int rng_platform_entropy(uint8_t *p, size_t n)
+int rng_os_entropy(uint8_t **p, size_t *n, int nonblock)
 {
     int zero_reads = 0;
 
-    while (n) {
-        ssize_t r = call_getrandom(p, n);
+    while (*n) {
+        ssize_t r = call_getrandom(*p, *n, nonblock ? GRND_NONBLOCK : 0);
 
         if (r < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == ENOSYS) {
                 rng_store_int(&read_urandom, 1);
-                return read_dev_urandom(p, n);
+                return read_dev_urandom(*p, *n);
             }
             return errno ? errno : EIO;
         }
@@ -125,8 +129,8 @@ int rng_platform_entropy(uint8_t *p, size_t n)
             continue;
         }
         zero_reads = 0;
-        p += r;
-        n -= (size_t)r;
+        *p += r;
+        *n -= (size_t)r;
     }
     return 0;
 }

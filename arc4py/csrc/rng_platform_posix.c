@@ -65,8 +65,45 @@ static void free_node(struct state_node *n)
 
 /* ---- fork -------------------------------------------------------------- */
 
-static void atfork_prepare(void) { pthread_mutex_lock(&registry_lock); }
-static void atfork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+/*
+ * The fork window: from our prepare handler to our parent or child handler.
+ * Handlers registered before ours (a library loaded before arc4py's first
+ * draw) run their prepare after ours and their parent and child handlers
+ * before ours: a draw there would hand the same buffered bytes to parent
+ * and child where the child's pages are not zeroed.  So the forking
+ * thread's state is hidden for the window (the hot path sees none) and
+ * every draw in it goes to the OS (rng_platform_fork_window()).
+ */
+static RNG_TLS struct rng_state *tls_window_state;
+static RNG_TLS int tls_in_window;
+
+static void window_open(void)
+{
+    tls_window_state = rng_tls_state;
+    rng_tls_state = NULL;
+    tls_in_window = 1;
+}
+
+static void window_close(void)
+{
+    rng_tls_state = tls_window_state;
+    tls_window_state = NULL;
+    tls_in_window = 0;
+}
+
+int rng_platform_fork_window(void) { return tls_in_window; }
+
+static void atfork_prepare(void)
+{
+    window_open();
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void atfork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+    window_close();
+}
 
 /*
  * In the child only the forking thread lives on.  Every inherited state is
@@ -77,6 +114,7 @@ static void atfork_child(void)
 {
     struct state_node *n = registry, *next, *mine = NULL;
 
+    window_close();
     rng_increment_ulong(&rng_fork_generation);
     while (n) {
         next = n->next;
@@ -139,6 +177,8 @@ int rng_platform_state_new(size_t size, struct rng_state **out)
     pthread_once(&init_once, init_globals);
     if (init_error)
         return init_error;
+    if (tls_in_window)
+        return EAGAIN; /* the registry's lock is ours until the fork is done */
     p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
              -1, 0);
     if (p == MAP_FAILED)
@@ -173,6 +213,27 @@ int rng_platform_vm_mix(uint8_t *out, size_t n)
     return tls_vm_mix == NULL ? ENOTSUP : rng_os_vm_mix_read(tls_vm_mix, out, n);
 }
 
+/*
+ * Signals held for the read: glibc >= 2.41 answers getrandom() with
+ * ChaCha20 in user space (the vDSO, Linux >= 6.11), and a signal handled
+ * meanwhile would save its key, working state and the seed in a frame on
+ * this thread's stack.  Non-blocking first, so that a wait for the
+ * kernel's pool (early boot only, a system call) is never made with
+ * signals held.
+ */
+int rng_platform_entropy(uint8_t *p, size_t n)
+{
+    struct rng_signal_mask mask;
+    int err;
+
+    rng_platform_signals_hold(&mask);
+    err = rng_os_entropy(&p, &n, 1);
+    rng_platform_signals_release(&mask);
+    if (err == EAGAIN)
+        err = rng_os_entropy(&p, &n, 0);
+    return err;
+}
+
 RNG_STATIC_ASSERT(sizeof(sigset_t) <= sizeof(struct rng_signal_mask),
                   "struct rng_signal_mask holds a sigset_t");
 
@@ -192,6 +253,13 @@ void rng_platform_signals_hold(struct rng_signal_mask *saved)
 void rng_platform_signals_release(const struct rng_signal_mask *saved)
 {
     pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)saved->bits, NULL);
+}
+
+int rng_platform_on_signal_stack(void)
+{
+    stack_t ss;
+
+    return sigaltstack(NULL, &ss) != 0 || (ss.ss_flags & SS_ONSTACK) != 0;
 }
 
 /* A bit is reported only if no live state lacks it. */

@@ -30,6 +30,9 @@ typedef BOOL(WINAPI *process_prng_fn)(PBYTE data, SIZE_T len);
 RNG_TLS struct rng_state *rng_tls_state;
 unsigned long rng_fork_generation; /* no fork: stays 0 */
 
+int rng_platform_fork_window(void) { return 0; } /* no fork */
+int rng_platform_on_signal_stack(void) { return 1; } /* cannot say */
+
 static INIT_ONCE init_once = INIT_ONCE_STATIC_INIT;
 static process_prng_fn process_prng;
 /* Live states whose pages VirtualLock refused (the working-set quota). */

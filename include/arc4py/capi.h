@@ -26,8 +26,9 @@
  *       rather than return numbers that are not random.  uniform() is
  *       unbiased (rejection sampling); upper_bound 0 and 1 give 0.
  *   int      arc4py_fill(void *buf, size_t n);
- *       0, or an errno value (the OS could not provide entropy) with buf
- *       wiped to zeros.
+ *       0, or an errno value (the OS could not provide entropy; EAGAIN:
+ *       forks or stir_all calls during it made it be drawn again eight
+ *       times) with buf wiped to zeros.
  *   int      arc4py_random_u32(uint32_t *out);
  *   int      arc4py_random_u64(uint64_t *out);
  *       (version 2) the same contract as fill(), for one number; ENOSYS
@@ -43,6 +44,10 @@
  * must not).  A call that interrupts a draw of its own thread takes its
  * bytes straight from the OS (getrandom/getentropy: async-signal-safe),
  * never from the interrupted call's buffer, so both get distinct bytes.
+ * The same holds for a call from a pthread_atfork handler inside fork().
+ * A handler that leaves an interrupted fill by siglongjmp (a fault in its
+ * memory) should restore the signal mask (sigsetjmp(env, 1)); the thread's
+ * next call outside a handler finds the abandoned state and reseeds it.
  * Nothing else of arc4py (Python, stir, the numpy bit generator's methods)
  * may be called from a signal handler.  OpenBSD's and glibc's arc4random
  * promise nothing here.

@@ -6,7 +6,10 @@
  * (tests/c/test_c_programs.py); Linux (reads /proc/self/maps).
  *
  * The ground truth: arc4py_rng_debug_log records every seed the OS gave and
- * every core call's input state (key, counter, nonce) in a ring in
+ * every core call's input state (key, counter, nonce), and
+ * arc4py_rng_debug_vm_mix the VM-clone mix bytes, from which each call's
+ * key before the mix (the pre-mix key: where the kernel has no vDSO
+ * getrandom, the key itself) is logged too, all in a ring in
  * wipe-on-fork pages, so the child's memory holds no copy of it.  After
  * each fork the parent sends the child the entries logged from WINDOW
  * before the fork to a little after it.  The child looks up every 4-byte
@@ -17,32 +20,44 @@
  *   key words   less than that: two key words 4-byte aligned on a
  *               sibling's stack, or two within NEAR bytes of each other
  *               anywhere;
+ *   far pair    two key words found anywhere else;
  *   nonce       the two nonce words side by side.
- * One key word alone on a stack is chance: stacks hold low-entropy words
- * (small integers, the low halves of pointers) that a random key word
- * equals now and then.  The control: DECOYS random words per entry, drawn
- * by the child and so never in the parent's memory, searched the same way;
- * the lone key words and the decoys found, scaled to 8 words, are reported
- * side by side.
+ * One key word alone is chance: memory holds low-entropy words (small
+ * integers, the low halves of pointers) and the siblings' random output,
+ * which a random key word equals now and then; two far apart, rarely.
+ * The control: DECOYS random words per entry, drawn by the child and so
+ * never in the parent's memory, searched and counted the same way (each
+ * word found at least once, anywhere); the key words found alone, and the
+ * far pairs, are checked against the decoys' rates scaled to 8 words and
+ * to 28 pairs of them.
  * Checks, over all the forks of each core:
  *   - no whole key, of any entry;
- *   - no key word and no nonce of a seed, or of a refill's core call but
- *     one running at the fork (what the generator's own C handles);
+ *   - no key word and no nonce of a seed, of a pre-mix key, or of a
+ *     refill's core call but one running at the fork (what the generator's
+ *     own C handles);
  *   - no key word or nonce of a large fill's core calls, nor of a refill's
  *     call that was running at the fork, and no two working words of rows
  *     1..3 (after the 20 rounds) of one of the last WORK_BLOCKS blocks of
  *     any call near each other (what the cores' spills would hold: with
  *     the output they give input words).  A working word whose input word
  *     is 0 (a counter's high word, block 0's low one) equals its output
- *     word, which the child holds by right: it is not searched for.
+ *     word, which the child holds by right: it is not searched for;
+ *   - key words found alone, and far pairs, no more often than the
+ *     decoys' rates allow (LONE_MARGIN): a leak recurs, chance does not.
  *
- * usage: fork_census [--forks N] [--refills-only] CORE...
+ * usage: fork_census [--forks N] [--refills-only] [--plant WHAT] CORE...
  * (N forks per core, 300 by default; --refills-only: the siblings that
- * fill directly and stir stay idle.)
+ * fill directly and stir stay idle; --plant: the positive controls, a
+ * leak planted by the log itself in memory the child inherits, which the
+ * census must find: "premix" two words of every pre-mix key, "seed" two
+ * words of every seed, each pair 4 KiB apart off any stack; "lone" one
+ * word of every refill's key.  The verdict is then ok if and only if the
+ * check that leak breaks failed.)
  * Verdict (tests/c/verdict.h) facts: "forks", "whole_keys", "key_words",
  * "nonces", "core_words", "working_words", "lone_words", "decoy_words"
- * (per 8 of them, as a key has), "entries" (entries searched, summed over
- * forks).
+ * (both per 8 words, as a key has), "far_pairs", "decoy_pairs" (per 28
+ * pairs), "entries" (entries searched, summed over forks), "premix"
+ * (pre-mix keys logged), "caught" (with --plant: 1).
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -69,6 +84,11 @@
 #define WINDOW 256          /* entries before the fork sent to the child */
 #define MAX_SENT (WINDOW + 1024)
 #define NEAR 512
+/* Lone key words allowed beyond the decoys' rate: 4 standard deviations
+   (a Poisson count) and 4 more. */
+#define LONE_MARGIN(expected) (4.0 * root(expected) + 4.0)
+/* Not a generator event: a key before the VM-clone mix (the log's own). */
+#define LOG_PREMIX 4
 #define REFILL_DRAW 2000
 #define DIRECT_DRAW (1u << 20)
 #define SIB_STACK (256u * 1024)
@@ -80,7 +100,7 @@ static const int roles[] = {ROLE_REFILL, ROLE_REFILL, ROLE_DIRECT, ROLE_STIR};
 struct entry {
     uint32_t w[16];  /* the core's input state; a seed as key and nonce */
     uint64_t idx, nblocks;
-    int kind;        /* ARC4PY_RNG_LOG_SEED, _REFILL or _DIRECT */
+    int kind;        /* ARC4PY_RNG_LOG_SEED, _REFILL, _DIRECT or LOG_PREMIX */
     int tid;
 };
 
@@ -89,6 +109,8 @@ struct log {
     uint64_t count;
     uint64_t seq[LOG_N]; /* idx + 1 once entry idx is written */
     struct entry e[LOG_N];
+    uint32_t mix[8][8];  /* per sibling: the VM-clone bytes of its next call */
+    int mixed[8];
 };
 static struct log *L;
 
@@ -99,7 +121,23 @@ static struct {
 } phase[NSIB];
 static uintptr_t stack_lo[NSIB], stack_hi[NSIB];
 static int stop, started, refills_only;
+enum { PLANT_NONE, PLANT_PREMIX, PLANT_SEED, PLANT_LONE };
+static int plant;
+/* The planted leak: ordinary memory, off the stacks, each row 4 KiB. */
+static volatile uint32_t planted[2][1024]; /* never read here: kept */
+static uint64_t premix_logged;
 static __thread int my_tid = -1;
+
+/* The square root, without libm (Newton's method). */
+static double root(double x)
+{
+    double r = x > 1 ? x : 1;
+    int i;
+
+    for (i = 0; i < 60; i++)
+        r = (r + x / r) / 2;
+    return r;
+}
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -109,18 +147,59 @@ static uint32_t rd32(const uint8_t *p)
     return v;
 }
 
+/* The VM-clone bytes about to be mixed into the key of the thread's next
+   core call (the ring's pages, not the stack). */
+static void mix_logger(uint8_t *mix, size_t n)
+{
+    if (my_tid < 0 || n != sizeof L->mix[0])
+        return;
+    memcpy(L->mix[my_tid], mix, n);
+    L->mixed[my_tid] = 1;
+}
+
+/* The log's own leak (--plant): words of entry i's key where the child
+   will look. */
+static void plant_words(const struct entry *e, uint64_t i)
+{
+    if (plant == PLANT_LONE) {
+        planted[0][i % 1024] = e->w[4 + 3];
+    } else {
+        planted[0][i % 1024] = e->w[4];
+        planted[1][i % 1024] = e->w[4 + 5];
+    }
+}
+
 /* Called inside the generator: copies memory to memory, no locals beyond
    registers, so the log adds no key to the stack it searches. */
 static void logger(int event, const void *p, size_t n)
 {
     struct entry *e;
     uint64_t i;
+    int k;
 
     if (my_tid < 0)
         return;
     if (event == ARC4PY_RNG_LOG_DONE) {
         __atomic_store_n(&phase[my_tid].in_core, 0, __ATOMIC_RELEASE);
         return;
+    }
+    if (event != ARC4PY_RNG_LOG_SEED && L->mixed[my_tid]) {
+        /* The key before the mix: the core's input with the mix undone. */
+        i = __atomic_fetch_add(&L->count, 1, __ATOMIC_ACQ_REL);
+        e = &L->e[i % LOG_N];
+        __atomic_store_n(&L->seq[i % LOG_N], 0, __ATOMIC_RELEASE);
+        memcpy(e->w, p, sizeof e->w);
+        for (k = 0; k < 8; k++)
+            e->w[4 + k] ^= L->mix[my_tid][k];
+        L->mixed[my_tid] = 0;
+        e->idx = i;
+        e->nblocks = 0;
+        e->kind = LOG_PREMIX;
+        e->tid = my_tid;
+        if (plant == PLANT_PREMIX)
+            plant_words(e, i);
+        __atomic_fetch_add(&premix_logged, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&L->seq[i % LOG_N], i + 1, __ATOMIC_RELEASE);
     }
     i = __atomic_fetch_add(&L->count, 1, __ATOMIC_ACQ_REL);
     e = &L->e[i % LOG_N];
@@ -134,6 +213,9 @@ static void logger(int event, const void *p, size_t n)
     e->nblocks = event == ARC4PY_RNG_LOG_SEED ? 0 : n;
     e->kind = event;
     e->tid = my_tid;
+    if ((plant == PLANT_SEED && event == ARC4PY_RNG_LOG_SEED) ||
+        (plant == PLANT_LONE && event == ARC4PY_RNG_LOG_REFILL))
+        plant_words(e, i);
     __atomic_store_n(&L->seq[i % LOG_N], i + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&phase[my_tid].last, i, __ATOMIC_RELEASE);
     __atomic_store_n(&phase[my_tid].in_core, event != ARC4PY_RNG_LOG_SEED,
@@ -197,6 +279,8 @@ static void *sibling(void *arg)
 #define WORK_SLOT 16 /* slots 16..31: working word 0..15 */
 #define DECOY_SLOT 32 /* slots 32..: the decoys */
 #define DECOYS 64
+/* A key's 28 pairs of words against the decoys' 2016 pairs. */
+#define DECOY_PAIR_SCALE (28.0 / (DECOYS * (DECOYS - 1) / 2))
 
 /* A word found: where, which slot of its entry, which block. */
 struct hit {
@@ -211,24 +295,26 @@ static struct {
     uint32_t used[TABLE / 32];
     struct {
         struct hit key[HITS], work[HITS];
-        int nkey, nwork, stack_mask, any_mask, nonce;
+        int nkey, nwork, any_mask, nonce;
         uint32_t work_mask[WORK_BLOCKS];
+        uint64_t decoy_mask;
     } hit[MAX_SENT];
     uint32_t x[16]; /* working words being tabled */
     uint32_t decoy[DECOYS];
-    unsigned long decoys_found;
     char maps[1 << 16];
 } cw;
 
 /* What a child reports to the parent. */
 struct report {
     unsigned long whole_keys, key_words, nonces, core_words, entries;
-    unsigned long whole_of[3]; /* whole keys by entry kind (log event) */
+    unsigned long whole_of[5]; /* whole keys by entry kind (log event) */
     /* entries with two working words of a block near each other, with a
        block's rows 1..3 (the cores' spills, like core_words) */
     unsigned long work_words, whole_work;
-    unsigned long lone_words; /* entries with one key word on a stack */
-    unsigned long decoy_words; /* decoys found as lone_words counts */
+    unsigned long lone_words; /* entries with one key word found */
+    unsigned long decoy_words; /* decoys found, each at most once an entry */
+    unsigned long far_pairs;   /* entries with two key words far apart */
+    unsigned long decoy_pairs; /* pairs of one entry's decoys found */
     char first[2][200]; /* the first whole key, the first other finding */
 };
 
@@ -274,6 +360,15 @@ static int on_stack(uintptr_t a)
     return 0;
 }
 
+/* In the siblings' output buffers (random bytes: chance matches). */
+static int in_output(uintptr_t a)
+{
+    uintptr_t d = (uintptr_t)direct_out, o = (uintptr_t)small_out;
+
+    return (a >= d && a < d + sizeof direct_out) ||
+           (a >= o && a < o + sizeof small_out);
+}
+
 /* Look the word at a up: slots 0..7 are key words, 8 the nonce's first,
    WORK_SLOT + k working word k, DECOY_SLOT + k decoy k. */
 static void probe(uintptr_t a, uintptr_t end)
@@ -289,7 +384,7 @@ static void probe(uintptr_t a, uintptr_t end)
         if (cw.table[i].word != w)
             continue;
         if (s >= DECOY_SLOT) {
-            cw.decoys_found += a % 4 == 0 && on_stack(a);
+            cw.hit[e].decoy_mask |= (uint64_t)1 << (s - DECOY_SLOT);
             continue;
         }
         if (s >= WORK_SLOT) {
@@ -310,9 +405,6 @@ static void probe(uintptr_t a, uintptr_t end)
             continue;
         }
         cw.hit[e].any_mask |= 1 << s;
-        /* (random bytes at an odd offset match one word by chance) */
-        if (a % 4 == 0 && on_stack(a))
-            cw.hit[e].stack_mask |= 1 << s;
         if (cw.hit[e].nkey < HITS) {
             struct hit *h = &cw.hit[e].key[cw.hit[e].nkey++];
 
@@ -357,8 +449,7 @@ static int popcount(unsigned m)
     return c;
 }
 
-/* Two different key words found within NEAR bytes of each other? */
-/* Two different words of one block found within NEAR bytes? */
+/* Two different working words of one block found within NEAR bytes? */
 static int near_pair(const struct hit *h, int n)
 {
     int i, j;
@@ -433,22 +524,38 @@ static void child(int in, int out)
         scan(stack_lo[t] + 3, stack_hi[t], 4);
     }
     rep.entries = n;
-    rep.decoy_words = cw.decoys_found;
     for (e = 0; e < n; e++) {
         const struct entry *en = &cw.sent[e];
-        int whole = cw.hit[e].any_mask == 0xff;
-        int pair = near_pair(cw.hit[e].key, cw.hit[e].nkey);
-        int on_stack = popcount((unsigned)cw.hit[e].stack_mask);
+        int found = popcount((unsigned)cw.hit[e].any_mask);
+        int whole = found == 8;
         /* One key word alone is compared with the decoys (chance); two or
-           more of one key are a finding. */
-        int words = !whole && (on_stack >= 2 || pair);
-        int lone = !whole && !words && on_stack == 1;
+           more of one key, wherever they are, are a finding. */
+        int near = near_pair(cw.hit[e].key, cw.hit[e].nkey);
+        int stacked = 0, output = 0, stack_slots = 0, h, d;
+        int words, far, lone = found == 1;
         int nonce = cw.hit[e].nonce;
         int live = en->idx >= phase[en->tid].last;
         /* its core had run and its stack was not yet scrubbed */
         int in_core = en->idx == phase[en->tid].last && phase[en->tid].in_core;
         const char *what = NULL;
         int b;
+
+        for (h = 0; h < cw.hit[e].nkey; h++) {
+            uintptr_t at = cw.hit[e].key[h].addr;
+
+            stacked += on_stack(at);
+            output += in_output(at);
+            /* (random bytes at an odd offset match one word by chance) */
+            if (at % 4 == 0 && on_stack(at))
+                stack_slots |= 1 << cw.hit[e].key[h].slot;
+        }
+        words = !whole && (near || popcount((unsigned)stack_slots) >= 2);
+        far = !whole && !words && found >= 2;
+        for (b = d = 0; b < DECOYS; b++)
+            d += (int)(cw.hit[e].decoy_mask >> b & 1);
+        rep.decoy_words += (unsigned long)d;
+        rep.decoy_pairs += (unsigned long)(d * (d - 1) / 2);
+        rep.far_pairs += far;
 
         /* A core's working words, with the output, give input words; the
            twelve of rows 1..3 of a block give its key, counter and nonce. */
@@ -474,18 +581,21 @@ static void child(int in, int out)
             what = words ? "key words" : "nonce";
         } else if (lone) {
             rep.lone_words++;
+        } else if (far) {
+            what = "far pair";
         }
         if (what && rep.first[!whole][0] == '\0')
             snprintf(rep.first[!whole], sizeof rep.first[0],
                      "%s of a %s (sibling %d, %s: entry %lu, latest %lu%s), "
-                     "words %d found (%d on a stack)", what,
+                     "words %d found (of the first hits %d on a stack, %d "
+                     "in the draws' output)", what,
                      en->kind == ARC4PY_RNG_LOG_SEED ? "seed"
+                     : en->kind == LOG_PREMIX ? "pre-mix key"
                      : en->kind == ARC4PY_RNG_LOG_REFILL ? "refill" : "direct fill",
                      en->tid, live ? "current" : "past",
                      (unsigned long)en->idx, (unsigned long)phase[en->tid].last,
                      in_core ? ", its core not yet scrubbed" : "",
-                     popcount((unsigned)cw.hit[e].any_mask),
-                     popcount((unsigned)cw.hit[e].stack_mask));
+                     found, stacked, output);
     }
     _exit(write_all(out, &rep, sizeof rep) != 0);
 }
@@ -573,7 +683,8 @@ int main(int argc, char **argv)
 {
     unsigned long forks = FORKS_DEFAULT, total = 0, entries = 0;
     unsigned long all_whole = 0, all_words = 0, all_nonces = 0, all_core = 0;
-    unsigned long all_work = 0, all_lone = 0, all_decoys = 0;
+    unsigned long all_work = 0, all_lone = 0, all_decoys = 0, caught = 0;
+    unsigned long all_far = 0, all_decoy_pairs = 0;
     int a, t;
 
     if (!arc4py_rng_test_hooks) {
@@ -590,6 +701,7 @@ int main(int argc, char **argv)
         return verdict_skip("no MADV_WIPEONFORK here: the child would see "
                             "the log of keys it is searching for", "\"forks\": 0");
     arc4py_rng_debug_log = logger;
+    arc4py_rng_debug_vm_mix = mix_logger;
     for (a = 1; a < argc; a++) {
         struct report rep, sum;
         pthread_t th[NSIB];
@@ -603,6 +715,15 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[a], "--refills-only") == 0) {
             refills_only = 1;
+            continue;
+        }
+        if (strcmp(argv[a], "--plant") == 0 && a + 1 < argc) {
+            a++;
+            plant = strcmp(argv[a], "premix") == 0 ? PLANT_PREMIX
+                    : strcmp(argv[a], "seed") == 0 ? PLANT_SEED
+                    : strcmp(argv[a], "lone") == 0 ? PLANT_LONE : -1;
+            if (plant < 0)
+                return 2;
             continue;
         }
         if (arc4py_rng_select_core(argv[a]) != 0) {
@@ -627,7 +748,7 @@ int main(int argc, char **argv)
                 continue;
             }
             sum.whole_keys += rep.whole_keys;
-            for (t = 0; t < 3; t++)
+            for (t = 0; t < 5; t++)
                 sum.whole_of[t] += rep.whole_of[t];
             sum.key_words += rep.key_words;
             sum.nonces += rep.nonces;
@@ -636,6 +757,8 @@ int main(int argc, char **argv)
             sum.whole_work += rep.whole_work;
             sum.lone_words += rep.lone_words;
             sum.decoy_words += rep.decoy_words;
+            sum.far_pairs += rep.far_pairs;
+            sum.decoy_pairs += rep.decoy_pairs;
             sum.entries += rep.entries;
             for (t = 0; t < 2; t++)
                 if (first[t][0] == '\0' && rep.first[t][0] != '\0')
@@ -645,37 +768,75 @@ int main(int argc, char **argv)
         for (t = 0; t < NSIB; t++)
             pthread_join(th[t], NULL);
         printf("INFO %s: %lu forks (%lu could not run), %lu entries searched: "
-               "%lu whole keys (seeds %lu, refills %lu, large fills %lu), %lu "
-               "with key words, %lu with the nonce; the cores' spills: %lu "
-               "with key words or the nonce, %lu with working words (%lu with "
-               "a block's rows 1..3); chance: %lu with one key word alone on "
-               "a stack, %.1f decoys per 8 found the same way\n",
+               "%lu whole keys (seeds %lu, pre-mix keys %lu, refills %lu, "
+               "large fills %lu), %lu with key words, %lu with the nonce; the "
+               "cores' spills: %lu with key words or the nonce, %lu with "
+               "working words (%lu with a block's rows 1..3); chance: %.0f "
+               "entries with one key word found, %.1f decoys found (per 8); "
+               "%lu with two key words far apart, %.2f decoy pairs (per "
+               "28)\n",
                argv[a], forks - failed_forks, failed_forks, sum.entries,
                sum.whole_keys, sum.whole_of[ARC4PY_RNG_LOG_SEED],
-               sum.whole_of[ARC4PY_RNG_LOG_REFILL],
+               sum.whole_of[LOG_PREMIX], sum.whole_of[ARC4PY_RNG_LOG_REFILL],
                sum.whole_of[ARC4PY_RNG_LOG_DIRECT], sum.key_words, sum.nonces,
                sum.core_words, sum.work_words, sum.whole_work,
-               sum.lone_words, sum.decoy_words * 8.0 / DECOYS);
-        /* (a fork the machine refuses now and then is not a finding) */
-        verdict_check(failed_forks * 100 <= forks, "%s: at least 99%% of "
-                      "the forks' children reported (%lu did not%s%s)",
-                      argv[a], failed_forks, failed_forks ? ": " : "", why);
-        why[0] = '\0';
-        verdict_check(sum.whole_keys == 0, "%s: no whole key in any child "
-                      "(%lu found)", argv[a], sum.whole_keys);
-        if (first[0][0])
-            verdict_detail("the first: %s", first[0]);
-        verdict_check(sum.key_words + sum.nonces == 0, "%s: no key word or "
-                      "nonce of a refill or a seed in any child (%lu entries "
-                      "with key words, %lu with the nonce)", argv[a],
-                      sum.key_words, sum.nonces);
-        if (first[1][0])
-            verdict_detail("the first: %s", first[1]);
-        verdict_check(sum.core_words + sum.work_words + sum.whole_work == 0,
-                      "%s: no key word, nonce or working words a core "
-                      "spilled in any child (%lu entries with key words or "
-                      "the nonce, %lu with working words)", argv[a],
-                      sum.core_words, sum.work_words + sum.whole_work);
+               (double)sum.lone_words, sum.decoy_words * 8.0 / DECOYS,
+               sum.far_pairs, sum.decoy_pairs * DECOY_PAIR_SCALE);
+        {
+            double expected = sum.decoy_words * 8.0 / DECOYS;
+            double far_expected = sum.decoy_pairs * DECOY_PAIR_SCALE;
+            int words_ok = sum.key_words + sum.nonces == 0;
+            int lone_ok = sum.lone_words <= expected + LONE_MARGIN(expected);
+            int far_ok = sum.far_pairs <= far_expected + LONE_MARGIN(far_expected);
+
+            /* (a fork the machine refuses now and then is not a finding) */
+            verdict_check(failed_forks * 100 <= forks, "%s: at least 99%% of "
+                          "the forks' children reported (%lu did not%s%s)",
+                          argv[a], failed_forks, failed_forks ? ": " : "", why);
+            why[0] = '\0';
+            if (plant != PLANT_NONE) {
+                /* The positive control: the planted leak must be found. */
+                int found = plant == PLANT_LONE ? !lone_ok : !words_ok || !far_ok;
+
+                caught += found;
+                verdict_check(found, "%s: the planted leak (%s) is found: %lu "
+                              "entries with key words, %lu with a far pair, "
+                              "%lu key words alone where chance gives %.1f",
+                              argv[a],
+                              plant == PLANT_LONE ? "one word of every refill key"
+                              : plant == PLANT_SEED ? "two words of every seed"
+                              : "two words of every pre-mix key",
+                              sum.key_words, sum.far_pairs, sum.lone_words,
+                              expected);
+            } else {
+                verdict_check(sum.whole_keys == 0, "%s: no whole key in any "
+                              "child (%lu found)", argv[a], sum.whole_keys);
+                if (first[0][0])
+                    verdict_detail("the first: %s", first[0]);
+                verdict_check(words_ok, "%s: no two key words and no nonce of "
+                              "a seed, a pre-mix key or a refill in any child "
+                              "(%lu entries with key words, %lu with the "
+                              "nonce)", argv[a], sum.key_words, sum.nonces);
+                if (first[1][0])
+                    verdict_detail("the first: %s", first[1]);
+                verdict_check(sum.core_words + sum.work_words + sum.whole_work == 0,
+                              "%s: no key word, nonce or working words a core "
+                              "spilled in any child (%lu entries with key "
+                              "words or the nonce, %lu with working words)",
+                              argv[a], sum.core_words,
+                              sum.work_words + sum.whole_work);
+                verdict_check(lone_ok, "%s: key words found alone no more "
+                              "often than chance (%lu, decoys at the same "
+                              "rate %.1f, allowed %.1f)", argv[a],
+                              sum.lone_words, expected,
+                              expected + LONE_MARGIN(expected));
+                verdict_check(far_ok, "%s: two key words of one key far apart "
+                              "no more often than chance (%lu, decoy pairs "
+                              "at the same rate %.2f, allowed %.1f)", argv[a],
+                              sum.far_pairs, far_expected,
+                              far_expected + LONE_MARGIN(far_expected));
+            }
+        }
         total += forks - failed_forks;
         entries += sum.entries;
         all_whole += sum.whole_keys;
@@ -685,11 +846,17 @@ int main(int argc, char **argv)
         all_work += sum.work_words + sum.whole_work;
         all_lone += sum.lone_words;
         all_decoys += sum.decoy_words;
+        all_far += sum.far_pairs;
+        all_decoy_pairs += sum.decoy_pairs;
     }
     return verdict_end("\"forks\": %lu, \"whole_keys\": %lu, \"key_words\": %lu, "
                        "\"nonces\": %lu, \"core_words\": %lu, "
                        "\"working_words\": %lu, \"lone_words\": %lu, "
-                       "\"decoy_words\": %.1f, \"entries\": %lu",
+                       "\"decoy_words\": %.1f, \"entries\": %lu, "
+                       "\"far_pairs\": %lu, \"decoy_pairs\": %.2f, "
+                       "\"premix\": %lu, \"caught\": %lu",
                        total, all_whole, all_words, all_nonces, all_core,
-                       all_work, all_lone, all_decoys * 8.0 / DECOYS, entries);
+                       all_work, all_lone, all_decoys * 8.0 / DECOYS, entries,
+                       all_far, all_decoy_pairs * DECOY_PAIR_SCALE,
+                       (unsigned long)premix_logged, caught);
 }

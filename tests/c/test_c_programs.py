@@ -19,10 +19,15 @@ cannot run here.  What each program checks is in its own header:
     fork_midfill      fork() mid-fill: no ChaCha20 state the child finds
                       reproduces any of the parent's later output
     fork_census       forks while siblings refill, fill and stir: no whole
-                      key, no two words of any key, no nonce and no working
-                      words a core left, in the child's memory (a test build
-                      logs every core input); one key word alone is reported
-                      beside random decoys found the same way (chance)
+                      key, no two words of any key (seeds, pre-mix keys, core
+                      inputs) near each other or on a stack, no nonce and no
+                      working words a core left, in the child's memory (a
+                      test build logs them); one key word alone, or two far
+                      apart, no more often than random decoys found the same
+                      way (chance); its positive controls (--plant) must
+                      fail it
+    atfork_window     draws in atfork handlers registered before arc4py's,
+                      wipe-on-fork refused: no child hands out its parent's bytes
     fork_in_handler   a raw fork from a signal handler mid-fill: no 64-byte
                       block the same in parent and child
     signal_nested     draws nested in draws (a signal handler): no bytes shared
@@ -31,6 +36,10 @@ cannot run here.  What each program checks is in its own header:
                       leave in its dead stack (a test build logs every input)
     stir_midfill      a fill returned after stir_all returns no byte made with
                       the key stir_all retired
+    stir_starve       stir_all at every chunk of a fill: it gives up (EAGAIN,
+                      output wiped) after a bounded number of passes
+    fault_escape      a fill into a faulting page left by siglongjmp from the
+                      fault handler: the state recovers, its one-time key wiped
     move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
                       several optimisation levels, AVX-512 natively and emulated
     stress_threads    threads, stir_all, churn and forks under ThreadSanitizer
@@ -180,6 +189,15 @@ PROGRAMS = [
               compiler=compiler, timeout=600, expect=CENSUS_CLEAN,
               skip=_wipe_on_fork)
       for compiler, opt in (("gcc", "-O2"), ("clang", "-O2"), ("clang", "-O3"))),
+    # The census's own test: a leak planted in memory the child inherits
+    # must be found (the verdict is ok only then).
+    *(Program(f"fork_census-plant-{what}", "fork_census.c",
+              ("--forks", "60", "--plant", what, "generic"), flags=HOOKS,
+              timeout=600, expect={"caught": 1}, skip=_wipe_on_fork)
+      for what in ("premix", "seed", "lone")),
+    Program("atfork_window", "atfork_window.c", expect={"forks": 400, "repeats": 0,
+                                                        "wipe_on_fork": 0},
+            skip=unless(LINUX, "refuses MADV_WIPEONFORK with its own madvise()")),
     Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
             skip=_wipe_on_fork),
     Program("signal_nested", "signal_nested.c", skip=unless(POSIX, "POSIX signals")),
@@ -189,6 +207,12 @@ PROGRAMS = [
       for core in arc4py.backends()),
     Program("stir_midfill", "stir_midfill.c", ("40",), timeout=600,
             expect={"races": 40}, skip=unless(POSIX, "pthreads"), slow=False),
+    Program("stir_starve", "stir_starve.c", flags=HOOKS, timeout=120,
+            expect={"err": 11, "passes": 9, "after": 0},
+            skip=unless(LINUX, "EAGAIN is 11 on Linux")),
+    Program("fault_escape", "fault_escape.c", timeout=120,
+            expect={"escapes": 40, "recovered": 40, "nested_from_os": 40},
+            skip=unless(LINUX, "interposes getrandom(), the Linux entropy call")),
     *(Program(f"move_out_check{opt}", "move_out_check.c", link="headers",
               flags=(opt,), expect=MOVE_OUT_CASES, timeout=120)
       for opt in ("-O0", "-O2", "-O3")),

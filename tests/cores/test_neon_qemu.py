@@ -14,6 +14,8 @@ host the same programs are built with ``cc`` and run directly.
    file compiles to nothing where its ISA is foreign): the generator with
    the neon core forced, and by default, draws of every size, refills,
    reseed, large draws, uniform, stir, fork.
+3. tests/c/core_spills.c for the neon core: no key word in its stack at
+   timer signals inside its calls, nor after them.
 
 Each program's verdict (tests/c/verdict.h) is read with helpers.c_verdict.
 
@@ -65,10 +67,10 @@ def build(toolchain, tmp_path, main, sources):
     return build_program(cc, [main, *sources], exe, *flags)
 
 
-def run(toolchain, exe, *args, stdin=""):
+def run(toolchain, exe, *args, stdin="", timeout=300):
     _, prefix = toolchain
     return subprocess.run(prefix + [str(exe), *args], input=stdin,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_neon_core_matches_generic_and_rfc(toolchain, tmp_path):
@@ -100,3 +102,17 @@ def test_generator_on_aarch64_with_neon(toolchain, tmp_path):
         verdict = c_verdict(run(toolchain, exe, core))
         assert verdict["verdict"] == "ok", verdict
         assert verdict["core"] == "neon", verdict
+
+
+def test_neon_core_stack_holds_no_key(toolchain, tmp_path):
+    """tests/c/core_spills.c for the neon core: its stack copied at timer
+    signals inside its calls and after them holds no key, nonce, x20 or
+    round word.  (qemu-user delivers a signal between translated blocks,
+    so the copies fall at block boundaries.)"""
+    sources = sorted(glob.glob(os.path.join(CSRC, "chacha20_*.c")))
+    exe = build(toolchain, tmp_path, os.path.join(TESTS, "c", "core_spills.c"),
+                sources)
+    # 1,500 copies under emulation: minutes, longer on a busy machine.
+    verdict = c_verdict(run(toolchain, exe, "neon", timeout=1200))
+    assert verdict["verdict"] == "ok", verdict
+    assert verdict["cores"] == 1 and verdict["copies"] == 1500, verdict

@@ -247,6 +247,33 @@ def test_eintr_on_stir_and_large_fill(shim, tmp_path):
     assert res["nonzero"] > 3500
 
 
+def test_seed_reads_hold_signals(shim, tmp_path):
+    """Every getrandom() call the generator makes, through a C library that
+    answers in user space (the shim's vdso mode, as glibc >= 2.41 with the
+    vDSO does), runs with asynchronous signals held: a handler run in it
+    would save that ChaCha20's key, working state and the seed in a frame
+    on the thread's stack.  First use, stir(), stir_all, a large fill's
+    reseeds, a new thread's first draw."""
+    res = shim_child("""
+        import threading
+        import arc4py
+        SHIM.getrandom_shim_unheld.restype = ctypes.c_long
+        arc4py.arc4random()
+        for _ in range(50):
+            arc4py.stir()
+        arc4py.stir(all_threads=True)
+        arc4py.arc4random_buf(64)
+        big = bytearray(3 << 20)
+        arc4py.fill(big)
+        t = threading.Thread(target=arc4py.arc4random)
+        t.start(); t.join()
+        print(json.dumps({"calls": SHIM.getrandom_shim_calls(),
+                          "unheld": SHIM.getrandom_shim_unheld()}))
+    """, shim, tmp_path, mode="vdso", caller="arc4py")
+    assert res["calls"] >= 55, res
+    assert res["unheld"] == 0, res
+
+
 # ---- no hang, memory errors named, protections per state ------------------
 
 def test_getrandom_returning_zero_fails_with_eio(shim, tmp_path):

@@ -120,7 +120,8 @@ def test_an_os_without_a_platform_file_does_not_link(cc, tmp_path):
            "-o", tmp_path / "generator.so"]
     proc = subprocess.run(list(map(str, cmd)), capture_output=True, text=True)
     assert proc.returncode != 0, "linked with no platform file for the OS"
-    assert "rng_platform_entropy" in proc.stderr, proc.stderr
+    # (the POSIX half defines rng_platform_*: what is missing is the OS's own)
+    assert "rng_os_entropy" in proc.stderr, proc.stderr
 
 
 # ...and the headers they include (compiler_compat.h's <intrin.h> is the

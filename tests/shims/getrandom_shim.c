@@ -18,7 +18,10 @@
  * interpreter's own path contains the word.
  *
  * Tests reach the counters and can change the mode later through ctypes:
- * getrandom_shim_calls(), getrandom_shim_eintr_left(), getrandom_shim_set().
+ * getrandom_shim_calls(), getrandom_shim_eintr_left(), getrandom_shim_set(),
+ * and getrandom_shim_unheld(): the calls made while the calling thread
+ * could take an asynchronous signal (SIGUSR1 not blocked), in which a vDSO
+ * getrandom's key and working state could land in a signal frame.
  *
  * The shim also wraps mmap(), madvise() and mlock() for the same callers;
  * they pass through until a test asks, through ctypes, for
@@ -29,7 +32,9 @@
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,7 +46,7 @@ enum { MODE_OK, MODE_EPERM, MODE_ENOSYS, MODE_EINTR, MODE_ZERO, MODE_VDSO };
 
 static int mode = -1;
 static long eintr_left;
-static long calls;
+static long calls, unheld;
 
 static void read_env(void)
 {
@@ -109,7 +114,11 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
     if (mode < 0)
         read_env();
     if (caller_matches(__builtin_return_address(0))) {
+        sigset_t now;
+
         __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
+        if (pthread_sigmask(SIG_BLOCK, NULL, &now) == 0 && !sigismember(&now, SIGUSR1))
+            __atomic_fetch_add(&unheld, 1, __ATOMIC_RELAXED);
         switch (mode) {
         case MODE_EPERM:
             errno = EPERM;
@@ -136,6 +145,8 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 }
 
 long getrandom_shim_calls(void) { return __atomic_load_n(&calls, __ATOMIC_RELAXED); }
+
+long getrandom_shim_unheld(void) { return __atomic_load_n(&unheld, __ATOMIC_RELAXED); }
 
 long getrandom_shim_eintr_left(void)
 {
