@@ -270,10 +270,10 @@ _capi_hand_out = _hand_out_build.decode()
 # threads also use is an atomic write to one shared counter: a cache line
 # every calling thread writes, which made two threads drawing slower than
 # one.  CPython spares its own module functions that with deferred
-# reference counting, but only on the specialised lookup path, and
-# ``arc4py``'s module __getattr__ (the lazy BitGenerator) keeps every
-# ``arc4py.<name>`` lookup generic: a real reference on the module's dict
-# and on the function, per call.  So these objects are made immortal
+# reference counting, but only on the specialised lookup path, and a
+# lookup CPython does not specialise (the first ones, a free-threaded
+# build's until it does) takes a real reference on the module's dict and
+# on the function, per call.  So these objects are made immortal
 # (Py_SET_REFCNT past UINT32_MAX, as documented for free-threaded builds),
 # which leaves their counts untouched; they live as long as the process
 # anyway.  A GIL build does nothing.

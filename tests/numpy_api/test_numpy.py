@@ -246,35 +246,70 @@ def test_bitgenerator_created_in_one_thread_used_in_another():
     assert np.unique(out[0]).size == 100
 
 
-def test_module_getattr_lasts_only_until_numpy_is_used():
-    """CPython specialises a module's attribute lookups only while it has no
-    __getattr__: arc4py keeps one (for the lazy BitGenerator) only until
-    numpy is in use, and none at all when numpy was imported first."""
-    proc = run_child(textwrap.dedent("""
-        import arc4py
-        assert "__getattr__" in vars(arc4py) and "BitGenerator" in dir(arc4py)
-        cls = arc4py.BitGenerator
-        assert "__getattr__" not in vars(arc4py)
-        assert vars(arc4py)["BitGenerator"] is cls
-        print("ok")
-    """))
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "ok"
-    proc = run_child(textwrap.dedent("""
-        import arc4py
+# Every module of the package, imported, then checked for a module
+# __getattr__: while a module has one, CPython specialises none of its
+# attribute loads (every `arc4py.random_u32()` paid for it).
+NO_MODULE_GETATTR = """
+    import importlib, pkgutil, sys
+    import arc4py
+
+    def check(when):
+        for info in pkgutil.walk_packages(arc4py.__path__, "arc4py."):
+            try:
+                importlib.import_module(info.name)
+            except ImportError:  # an optional extension (the bench's C loops)
+                continue
+        for name, module in list(sys.modules.items()):
+            if name == "arc4py" or name.startswith("arc4py."):
+                assert "__getattr__" not in vars(module), (name, when)
+"""
+
+
+@pytest.mark.parametrize("first", ["arc4py", "numpy"])
+def test_no_module_getattr_in_the_package_ever(first):
+    proc = run_child(("import numpy\n" if first == "numpy" else "")
+                     + textwrap.dedent(NO_MODULE_GETATTR) + textwrap.dedent("""
+        check("imported")
+        assert "BitGenerator" in dir(arc4py) and "BitGenerator" in arc4py.__all__
+        arc4py.random_u32(size=2)
+        check("after a size= call")
+        bg = arc4py.BitGenerator()
+        check("after BitGenerator()")
+        assert isinstance(bg, numpy.random.BitGenerator)
+        assert vars(arc4py)["BitGenerator"] is type(bg)
         arc4py.default_rng()
-        assert "__getattr__" not in vars(arc4py)
-        assert "BitGenerator" in vars(arc4py)
+        check("after default_rng()")
         print("ok")
-    """))
+    """).replace("isinstance(bg, numpy", "isinstance(bg, sys.modules['numpy']"))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
-    proc = run_child(textwrap.dedent("""
-        import numpy, arc4py
-        assert "__getattr__" not in vars(arc4py)
-        assert isinstance(arc4py.BitGenerator(), numpy.random.BitGenerator)
+
+
+def test_bitgenerator_before_numpy_is_used_stands_for_the_class():
+    """Until numpy is in use, arc4py.BitGenerator is a stand-in that loads
+    the class on first use and then gives way to it; whatever a user does
+    with the name works as with the class."""
+    proc = run_child("""
+        import sys
+        import arc4py
+        assert "numpy" not in sys.modules and "arc4py._numpy" not in sys.modules
+        stand_in = arc4py.BitGenerator
+        import numpy as np
+        assert issubclass(stand_in, np.random.BitGenerator)
+        cls = vars(arc4py)["BitGenerator"]
+        assert cls is not stand_in and cls.__module__ == "arc4py._numpy"
+        assert isinstance(cls(), stand_in) and issubclass(cls, stand_in)
+        assert isinstance(stand_in(), cls)
+        assert stand_in.__name__ == "BitGenerator"
+        assert stand_in.__doc__ == cls.__doc__ and repr(stand_in) == repr(cls)
+
+        class Mine(stand_in):
+            pass
+
+        assert Mine.__mro__[1] is cls
+        assert isinstance(np.random.Generator(Mine()).random(), float)
         print("ok")
-    """))
+    """)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
 
