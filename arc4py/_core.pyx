@@ -52,6 +52,7 @@ cdef extern from "cbind.h":
     object arc4py_random_type()
     object arc4py_random_bits(Py_ssize_t k)
 
+include "_buffer_check.pxi"
 include "_cores.pxi"
 
 #: Bytes after which a thread reseeds from the OS at the latest.
@@ -98,12 +99,21 @@ def fill(buffer):
     ``c_char_p``, ``c_wchar_p``): a ctypes object holding one, reached
     through any views or a class's ``__buffer__``, and memory such an
     object was made over with ``from_buffer()`` or ``from_address()``.
-    Two cases are not searched for, as finding them would take a search
-    of every live object on every such fill: memory a numpy array owns
-    (numpy does not count its exports), and a ``from_address()`` object
-    over a ``bytearray``, ``array.array`` or ``mmap`` that nothing else
-    views (an address taken outside the buffer protocol, which any write
-    to that memory breaks, the stdlib's included).
+    Where the memory's owner is exported elsewhere too (a ``memoryview``
+    held), or is another kind of object, the live ctypes objects that hold
+    such pointers are looked through: arc4py keeps them by weak
+    reference, found by one walk of the heap at the first such fill, then in
+    the garbage collector's young generation, so such a fill costs a
+    look at the objects made since the last collection (one that finds
+    over a hundred collects them, as the collector soon would; while it
+    is disabled, all made since), whatever the size of the heap (a
+    free-threaded build walks the heap each time: microseconds per
+    thousand objects).  Two cases are not searched for, as nothing links the
+    memory to the object: memory a numpy array owns (numpy does not count
+    its exports), and a ``from_address()`` object over a ``bytearray``,
+    ``array.array`` or ``mmap`` that nothing else views (an address taken
+    outside the buffer protocol, which any write to that memory breaks,
+    the stdlib's included).
 
     Resizing a numpy array with ``resize(refcheck=False)``, or truncating
     the file under a file-backed ``mmap``, while a fill runs frees or
