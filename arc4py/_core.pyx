@@ -47,8 +47,8 @@ cdef extern from "cbind.h":
     object arc4py_capi_capsule(const char **hand_out)
     int arc4py_add_module_calls(object module) except -1
     object arc4py_numpy_module()
-    int arc4py_register_sized_draw(object capsule) except -1
     object arc4py_uniform_array(object size, uint32_t upper_bound)
+    object arc4py_array_shape(object size)
     object arc4py_random_type()
     object arc4py_random_bits(Py_ssize_t k)
 
@@ -167,10 +167,11 @@ def _load_numpy():
     return arc4py_numpy_module()
 
 
-def _register_sized_draw(capsule):
-    """Called by ``arc4py._numpy`` as it is imported: its array draw, in a
-    capsule, which every ``size=`` call then hands its size to."""
-    arc4py_register_sized_draw(capsule)
+def _array_shape(size):
+    """``size`` (an int or a sequence of ints) as the shape tuple every
+    ``size=`` call reads it as, with numpy's errors: for
+    ``BitGenerator.random_raw``, which reads it before it takes its lock."""
+    return arc4py_array_shape(size)
 
 
 def stir(*, all_threads=False):

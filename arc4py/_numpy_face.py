@@ -33,8 +33,9 @@ def numpy_installed():
 
 class NumpyClass:
     # The stand-in for a class of arc4py._numpy: calling it, an attribute,
-    # isinstance(), issubclass() either way (through __bases__) and a class
-    # statement naming it as a base all go to the class, loaded first.
+    # isinstance() and issubclass() either way (through __bases__ and
+    # __class__) and a class statement naming it as a base all go to the
+    # class, loaded first.
     __slots__ = ("_name",)
 
     def __init__(self, name):
@@ -52,6 +53,10 @@ class NumpyClass:
     @property
     def __doc__(self):
         return self._cls().__doc__
+
+    @property
+    def __class__(self):  # isinstance(arc4py.BitGenerator, type) is True
+        return type(self._cls())
 
     def __instancecheck__(self, obj):
         return isinstance(obj, self._cls())

@@ -6,8 +6,7 @@
  * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
  * The common call (no size, or a small exact int for arc4random_buf) takes
  * the generator's inlined fast path (int_draws.h, rng_take()); a size hands
- * the draw to the array draw arc4py._numpy registers when it is imported
- * (loaded on first use): the one way there (arc4py_sized_draw(), which
+ * the draw to arrays.c's arc4py_sized_draw(), the one way to numpy (which
  * arc4random_uniform's array also takes).
  */
 #define PY_SSIZE_T_CLEAN
@@ -16,117 +15,6 @@
 #include "cbind.h"
 #include "compiler_compat.h"
 #include "int_draws.h"
-
-/* ---- arc4py._numpy, loaded on first use --------------------------------- */
-
-/* arc4py._numpy's array draw, which it registers when it is imported
-   (arc4py_register_sized_draw()), or NULL.  Without the GIL threads may
-   import it at once: every store is of the same function, published
-   release/acquire. */
-static const void *sized_draw;
-
-static const char numpy_missing_message[] =
-    "this arc4py feature needs numpy: pip install 'arc4py[numpy]'";
-
-/* ImportError naming the extra, chained to the error of the import. */
-static void numpy_missing(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *cause = PyErr_GetRaisedException(), *exc;
-
-    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
-    exc = PyErr_GetRaisedException();
-    PyException_SetCause(exc, cause); /* steals cause */
-    PyErr_SetRaisedException(exc);
-#else
-    PyObject *type, *cause, *tb, *type2, *exc, *tb2;
-
-    PyErr_Fetch(&type, &cause, &tb);
-    PyErr_NormalizeException(&type, &cause, &tb);
-    if (tb != NULL)
-        PyException_SetTraceback(cause, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
-    PyErr_Fetch(&type2, &exc, &tb2);
-    PyErr_NormalizeException(&type2, &exc, &tb2);
-    PyException_SetCause(exc, cause); /* steals cause */
-    PyErr_Restore(type2, exc, tb2);
-#endif
-}
-
-PyObject *arc4py_numpy_module(void)
-{
-    PyObject *numpy = PyImport_ImportModule("numpy"), *m = NULL;
-
-    if (numpy != NULL) {
-        Py_DECREF(numpy);
-        m = PyImport_ImportModule("arc4py._numpy");
-    }
-    if (m == NULL && PyErr_ExceptionMatches(PyExc_ImportError))
-        numpy_missing();
-    return m;
-}
-
-int arc4py_register_sized_draw(PyObject *capsule)
-{
-    void *draw = PyCapsule_GetPointer(capsule, ARC4PY_SIZED_DRAW_CAPSULE);
-
-    if (draw == NULL)
-        return -1;
-    rng_store_ptr(&sized_draw, draw);
-    return 0;
-}
-
-PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size)
-{
-    arc4py_sized_draw_fn draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
-
-    if (RNG_UNLIKELY(draw == NULL)) {
-        PyObject *m = arc4py_numpy_module(); /* registers its draw */
-
-        if (m == NULL)
-            return NULL;
-        Py_DECREF(m);
-        draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
-        if (draw == NULL) { /* a module of another build */
-            numpy_missing();
-            return NULL;
-        }
-    }
-    return draw(kind, size);
-}
-
-PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound)
-{
-    PyObject *out = arc4py_sized_draw(ARC4PY_ARRAY_U32, size);
-    Py_buffer view;
-    int err;
-
-    if (out == NULL)
-        return NULL;
-    if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    if (view.len >= ARC4PY_NOGIL_BYTES) {
-        Py_BEGIN_ALLOW_THREADS
-        err = arc4py_rng_uniform_words(view.buf, (size_t)view.len / 4,
-                                       upper_bound);
-        Py_END_ALLOW_THREADS
-    } else {
-        err = arc4py_rng_uniform_words(view.buf, (size_t)view.len / 4,
-                                       upper_bound);
-    }
-    if (err) /* never hand out part of an array: wipe what was made */
-        memset(view.buf, 0, (size_t)view.len);
-    PyBuffer_Release(&view);
-    if (err) {
-        Py_DECREF(out);
-        return entropy_error(err);
-    }
-    return out;
-}
 
 /* ---- arguments ---------------------------------------------------------- */
 
