@@ -83,6 +83,34 @@ static inline Py_ssize_t arc4py_size_arg(PyObject *n, const char *what)
     return size < 0 ? -1 : size;
 }
 
+/* The one parameter `param` of `function`, by position or keyword: *arg is
+   it, or NULL if it was not given; 0, or -1 with TypeError. */
+static inline int arc4py_one_arg(const char *function, const char *param,
+                                 PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames, PyObject **arg)
+{
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+
+    *arg = NULL;
+    if (nargs + nkw > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument "
+                     "(%zd given)", function, nargs + nkw);
+        return -1;
+    }
+    if (nkw == 1) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, 0);
+
+        if (PyUnicode_CompareWithASCIIString(key, param) != 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
+                         "argument '%U'", function, key);
+            return -1;
+        }
+    }
+    if (nargs + nkw == 1)
+        *arg = args[0];
+    return 0;
+}
+
 /* The unsigned little-endian int of n bytes at p (new reference). */
 static inline PyObject *arc4py_long_from_le_bytes(const unsigned char *p,
                                                   size_t n)

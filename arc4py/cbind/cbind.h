@@ -27,14 +27,14 @@ PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound);
 /* arrays.c: `size` as a shape tuple, with numpy's errors (TypeError for a
    non-integer, ValueError for a negative). */
 PyObject *arc4py_array_shape(PyObject *size);
-/* module_calls.c: `function`(n)'s bytes, for arc4random_buf and
-   Random.randbytes (a vectorcall's arguments). */
-PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
-                            Py_ssize_t nargs, PyObject *kwnames);
 
 /* random_methods.c: the C base type of arc4py.Random (new reference),
    made once, at import. */
 PyObject *arc4py_random_type(void);
+/* random_methods.c: `function`(n)'s bytes, for arc4random_buf and
+   Random.randbytes (a vectorcall's arguments). */
+PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames);
 /* random_methods.c: an int of k >= 0 random bits. */
 PyObject *arc4py_random_bits(Py_ssize_t k);
 /* random_methods.c: a uniform int in [0, n) for an exact int n > 0. */

@@ -18,34 +18,6 @@
 
 /* ---- arguments ---------------------------------------------------------- */
 
-/* The one parameter `param` of `function`, by position or keyword: *arg is
-   it, or NULL if it was not given; 0, or -1 with TypeError. */
-static RNG_NOINLINE int one_arg(const char *function, const char *param,
-                                PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames, PyObject **arg)
-{
-    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-
-    *arg = NULL;
-    if (nargs + nkw > 1) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument "
-                     "(%zd given)", function, nargs + nkw);
-        return -1;
-    }
-    if (nkw == 1) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, 0);
-
-        if (PyUnicode_CompareWithASCIIString(key, param) != 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
-                         "argument '%U'", function, key);
-            return -1;
-        }
-    }
-    if (nargs + nkw == 1)
-        *arg = args[0];
-    return 0;
-}
-
 /* No argument, or size=None given positionally: the scalar case. */
 static inline int no_size(PyObject *const *args, Py_ssize_t nargs,
                           PyObject *kwnames)
@@ -69,7 +41,7 @@ static RNG_NOINLINE PyObject *sized_call(const char *function,
     if (keyword_only && nargs > 0)
         return PyErr_Format(PyExc_TypeError, "%s() takes no positional "
                             "arguments (%zd given)", function, nargs);
-    if (one_arg(function, "size", args, nargs, kwnames, &size) < 0)
+    if (arc4py_one_arg(function, "size", args, nargs, kwnames, &size) < 0)
         return NULL;
     if (size != NULL && size != Py_None)
         return arc4py_sized_draw(kind, size);
@@ -125,28 +97,6 @@ static PyObject *py_random(PyObject *module, PyObject *const *args,
 
 /* ---- arc4random_buf ----------------------------------------------------- */
 
-PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
-                            Py_ssize_t nargs, PyObject *kwnames)
-{
-    PyObject *arg;
-    Py_ssize_t n;
-
-    if (RNG_LIKELY(nargs == 1 && kwnames == NULL &&
-                   PyLong_CheckExact(args[0]))) {
-        n = PyLong_AsSsize_t(args[0]);
-        if (RNG_LIKELY(n >= 0))
-            return random_bytes(n);
-        PyErr_Clear(); /* too large either way: arc4py_size_arg() says which */
-    }
-    if (one_arg(function, "n", args, nargs, kwnames, &arg) < 0)
-        return NULL;
-    if (arg == NULL)
-        return PyErr_Format(PyExc_TypeError, "%s() missing required "
-                            "argument 'n' (pos 1)", function);
-    n = arc4py_size_arg(arg, "n");
-    return n < 0 ? NULL : random_bytes(n);
-}
-
 static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
                                    Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -164,7 +114,7 @@ static PyObject *py_randbelow(PyObject *module, PyObject *const *args,
     (void)module;
     if (RNG_LIKELY(nargs == 1 && kwnames == NULL))
         return arc4py_randbelow_arg(args[0], "exclusive_upper_bound");
-    if (one_arg("randbelow", "exclusive_upper_bound", args, nargs, kwnames,
+    if (arc4py_one_arg("randbelow", "exclusive_upper_bound", args, nargs, kwnames,
                 &arg) < 0)
         return NULL;
     if (arg == NULL)
