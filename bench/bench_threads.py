@@ -251,7 +251,8 @@ def build_parser():
     p.add_argument("--quick", action="store_true",
                    help="3 rounds of 0.05 s (a smoke run)")
     p.add_argument("--only", metavar="SUBSTRING", default=None,
-                   help="only the rows whose label contains SUBSTRING")
+                   help="only the rows whose label contains SUBSTRING (or "
+                        "one of several, comma-separated)")
     p.add_argument("--json", action="store_true",
                    help="print the figures as JSON instead of a table")
     return p
@@ -277,7 +278,8 @@ def main(argv=None):
     if args.quick:
         args.rounds, args.duration = 3, 0.05
     counts = _counts(args.threads)
-    rows = [r for r in _rows() if args.only is None or args.only in r[0]]
+    wanted = None if args.only is None else args.only.split(",")
+    rows = [r for r in _rows() if wanted is None or any(w in r[0] for w in wanted)]
     if not rows:
         raise SystemExit(f"bench_threads.py: no row matches {args.only!r}")
     progress = Progress(len(rows) * len(counts) * args.rounds)
