@@ -206,21 +206,20 @@ static int load_numpy(void)
 
 /* ---- the draws ----------------------------------------------------------- */
 
-/* Fill nbytes at p as `kind` asks (uniform in [0, bound) if bound, 0
-   standing for 2**32, else uniform words, turned into doubles for
-   ARC4PY_ARRAY_DOUBLE); 0 or the generator's errno value. */
+/* Fill nbytes at p as `kind` asks: random words, mapped in place to
+   [0, bound) if `uniform` (bound 0 standing for 2**32), or turned into
+   doubles for ARC4PY_ARRAY_DOUBLE; 0 or the generator's errno value. */
 static int draw_into(enum arc4py_array_kind kind, uint32_t bound,
                      int uniform, unsigned char *p, size_t nbytes)
 {
     size_t i;
     uint64_t word;
     double x;
-    int err;
+    int err = arc4py_rng_buf(p, nbytes);
 
-    if (uniform)
-        return arc4py_rng_uniform_words((uint32_t *)(void *)p, nbytes / 4,
-                                        bound);
-    err = arc4py_rng_buf(p, nbytes);
+    if (err == 0 && uniform)
+        err = arc4py_rng_uniform_words((uint32_t *)(void *)p, nbytes / 4,
+                                       bound);
     if (err == 0 && kind == ARC4PY_ARRAY_DOUBLE) {
         /* Each 8-byte slot read as a uint64, rewritten as the double
            (memcpy: no aliasing). */
@@ -264,7 +263,8 @@ static PyObject *make_array(enum arc4py_array_kind kind, PyObject *size,
     } else {
         err = draw_into(kind, bound, uniform, p, nbytes);
     }
-    if (err) {
+    if (err) { /* never hand out part of an array: wipe what was made */
+        memset(p, 0, nbytes);
         Py_DECREF(out);
         arc4py_raise_os_error(err);
         return NULL;
