@@ -44,8 +44,8 @@ if _core._backend_env_error is not None:
 
 __version__ = "0.1.0"
 
-from arc4py import _numpy_face, _random, _secrets
-from arc4py._numpy_face import default_rng as default_rng
+from arc4py import _lazy_numpy, _random, _secrets
+from arc4py._lazy_numpy import default_rng as default_rng
 from arc4py._random import *  # noqa: F403 - Random and the random module's functions
 from arc4py._secrets import *  # noqa: F403 - token_*, choice, compare_digest
 from arc4py._secrets import DEFAULT_ENTROPY  # noqa: F401
@@ -70,12 +70,12 @@ def get_include():
 # numpy's names: BitGenerator only where numpy is installed (absent
 # otherwise, as the stdlib leaves out a name its platform lacks: not in
 # __all__ or dir(), hasattr() False); default_rng() names the extra.  No
-# module __getattr__ (arc4py/_numpy_face.py says why).
-if _numpy_face.numpy_installed():
-    BitGenerator = _numpy_face.NumpyClass("BitGenerator")
+# module __getattr__ (arc4py/_lazy_numpy.py says why).
+if _lazy_numpy.numpy_installed():
+    BitGenerator = _lazy_numpy.NumpyClass("BitGenerator")
     __all__ = sorted([*__all__, "BitGenerator"])
     if "numpy" in _sys.modules:  # numpy is in use: the class itself now
-        _numpy_face.load()
+        _lazy_numpy.load()
 
 
 # Free-threaded builds: each `arc4py.<name>` lookup CPython does not
