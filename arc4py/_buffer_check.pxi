@@ -295,10 +295,11 @@ def _cdata_classes():
     return _cdata
 
 
-cdef _note_holders(list objects, Py_ssize_t start, tuple classes):
-    """Add the pointer holders among ``objects[start:]`` to _holders."""
+cdef _note_holders(list objects, Py_ssize_t start, Py_ssize_t end,
+                   tuple classes):
+    """Add the pointer holders among ``objects[start:end]`` to _holders."""
     cdef Py_ssize_t i
-    for i in range(start, len(objects)):
+    for i in range(start, end):
         obj = objects[i]
         if isinstance(obj, classes):
             cls = type(obj)
@@ -313,14 +314,20 @@ cdef Py_ssize_t _look_at_young_now(tuple classes):
     """Note the holders the young generation gained since the mark, and
     mark its end; the young generation's size."""
     global _young_mark
-    cdef Py_ssize_t i, start = 0
+    cdef Py_ssize_t i, start = 0, end
+    # The next mark first (tracked when made: the young generation's last),
+    # so that what this look itself makes is looked at the next time.
+    mark = []
     young = _gc.get_objects(0)
-    for i in range(len(young) - 1, -1, -1):
-        if young[i] is _young_mark:
+    end = len(young)
+    for i in range(end - 1, -1, -1):
+        if young[i] is mark:
+            end = i
+        elif young[i] is _young_mark:
             start = i + 1
             break
-    _note_holders(young, start, classes)
-    _young_mark = []  # tracked when made: the young generation's last
+    _note_holders(young, start, end, classes)
+    _young_mark = mark
     return len(young)
 
 
@@ -340,7 +347,8 @@ def _holders_known():
     if _NO_YOUNG or _holders is None or _look_at_young not in _gc.callbacks:
         # Once (again, if the callback was taken away): the whole heap.
         _holders = {}
-        _note_holders(_gc.get_objects(), 0, classes)
+        heap = _gc.get_objects()
+        _note_holders(heap, 0, len(heap), classes)
         if not _NO_YOUNG:
             _gc.callbacks.append(_look_at_young)
     if not _NO_YOUNG and _look_at_young_now(classes) > _YOUNG_ENOUGH \
