@@ -54,8 +54,9 @@ class NumpyClass:
     def __doc__(self):
         return self._cls().__doc__
 
-    @property
-    def __class__(self):  # isinstance(arc4py.BitGenerator, type) is True
+    # isinstance(arc4py.BitGenerator, type) is True (read-only here)
+    @property  # type: ignore[misc]
+    def __class__(self):
         return type(self._cls())
 
     def __instancecheck__(self, obj):
