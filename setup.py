@@ -88,17 +88,35 @@ common = dict(
     # Rebuild when a header changes, not only a source.
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
     + glob.glob(f"{CSRC}/*.def") + glob.glob(f"{CBIND}/*.h")
-    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_cores.pxi"],
+    + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_cores.pxi",
+       "arc4py/_buffer_check.pxi"],
     define_macros=macros,
     libraries=libraries,
     extra_compile_args=compile_args,
     extra_link_args=link_args,
 )
 
+try:
+    import numpy
+except ImportError:  # numpy is a build requirement; this is for odd builds
+    numpy = None
+    print("arc4py: numpy not found at build time; building without "
+          "arc4py._numpy and the size= arrays", file=sys.stderr)
+np_common = None
+if numpy is not None:
+    np_common = dict(common)
+    np_common["include_dirs"] = common["include_dirs"] + [numpy.get_include()]
+    np_common["define_macros"] = macros + [
+        ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+
 extensions = [
     # The cores and the generator, with their Python face (_cores.pxi
-    # included), the C API and the hot calls.
-    Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES, **common),
+    # included), the C API, the hot calls and the size= arrays (numpy's C
+    # API loaded on the first: cbind/arrays.c).
+    Extension("arc4py._core", ["arc4py/_core.pyx"] + CORE_SOURCES,
+              **(common if np_common is None else dict(
+                  np_common, define_macros=np_common["define_macros"]
+                  + [("ARC4PY_NUMPY_ARRAYS", "1")]))),
     # arc4py.Random over _core's C base type, its distributions drawing
     # through _core's capsule: no C of its own.
     Extension("arc4py._random", ["arc4py/_random.pyx"],
@@ -110,17 +128,7 @@ if PLATFORM.startswith("linux"):  # C-level rows of `arc4py bench --c-api`
                                 ["arc4py/bench/capi_loops.c"],
                                 **dict(common, libraries=libraries + ["dl"])))
 
-try:
-    import numpy
-except ImportError:  # numpy is a build requirement; this is for odd builds
-    numpy = None
-    print("arc4py: numpy not found at build time; building without "
-          "arc4py._numpy", file=sys.stderr)
-if numpy is not None and os.path.exists("arc4py/_numpy.pyx"):
-    np_common = dict(common)
-    np_common["include_dirs"] = common["include_dirs"] + [numpy.get_include()]
-    np_common["define_macros"] = macros + [
-        ("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+if np_common is not None and os.path.exists("arc4py/_numpy.pyx"):
     extensions.append(Extension("arc4py._numpy", ["arc4py/_numpy.pyx"],
                                 **np_common))
 

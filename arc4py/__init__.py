@@ -44,7 +44,8 @@ if _core._backend_env_error is not None:
 
 __version__ = "0.1.0"
 
-from arc4py import _random, _secrets
+from arc4py import _lazy_numpy, _random, _secrets
+from arc4py._lazy_numpy import default_rng as default_rng
 from arc4py._random import *  # noqa: F403 - Random and the random module's functions
 from arc4py._secrets import *  # noqa: F403 - token_*, choice, compare_digest
 from arc4py._secrets import DEFAULT_ENTROPY  # noqa: F401
@@ -66,60 +67,21 @@ def get_include():
     return _os.path.join(_os.path.dirname(here), "include")
 
 
-def default_rng(seed=None):
-    """A ``numpy.random.Generator`` over a new ``arc4py.BitGenerator``:
-    every numpy distribution, drawn from the CSPRNG.
-
-    ``seed`` takes what ``numpy.random.default_rng`` takes that cannot
-    reproduce a stream: ``None`` or a seed sequence that holds no seed (a
-    new generator), an ``arc4py.BitGenerator`` (wrapped), a ``Generator``
-    over one (returned as it is).  A real seed is a ``TypeError``: a CSPRNG
-    seeds itself from the OS; use ``numpy.random.default_rng(seed)`` for a
-    reproducible stream.
-    """
-    if "__getattr__" in globals():  # numpy is in use: resolve the class
-        __getattr__("BitGenerator")
-    return _core._load_numpy().default_rng(seed)
-
-
-# BitGenerator is a numpy class.  Without numpy it is absent, as the stdlib
-# leaves out a name its platform lacks (not in __all__ or dir(); hasattr()
-# is False); default_rng() names the extra.  With numpy installed it is
-# resolved on first use, by a module __getattr__ that exists only until
-# then: while a module has one, CPython specialises none of its attribute
-# lookups, and every `arc4py.<name>()` call pays for that.
-def _numpy_installed():
-    """Whether numpy can be found, without importing it."""
-    from importlib.util import find_spec
-    try:
-        return find_spec("numpy") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-if _numpy_installed():
+# numpy's names: BitGenerator only where numpy is installed (absent
+# otherwise, as the stdlib leaves out a name its platform lacks: not in
+# __all__ or dir(), hasattr() False); default_rng() names the extra.  No
+# module __getattr__ (arc4py/_lazy_numpy.py says why).
+if _lazy_numpy.numpy_installed():
+    BitGenerator = _lazy_numpy.NumpyClass("BitGenerator")
     __all__ = sorted([*__all__, "BitGenerator"])
-
-    def __getattr__(name):
-        if name != "BitGenerator":
-            raise AttributeError(f"module 'arc4py' has no attribute {name!r}")
-        cls = globals()["BitGenerator"] = _core._load_numpy().BitGenerator
-        globals().pop("__getattr__", None)
-        return cls
-
-    if "numpy" in _sys.modules:
-        __getattr__("BitGenerator")
+    if "numpy" in _sys.modules:  # numpy is in use: the class itself now
+        _lazy_numpy.load()
 
 
-def __dir__():
-    return sorted(set(globals()) | {"BitGenerator"} & set(__all__))
-
-
-# Free-threaded builds: while the __getattr__ above exists, CPython
-# specialises no `arc4py.<name>` lookup, so each one takes a reference on
-# what it finds: without the GIL, a counter every calling thread writes.
-# What __all__ names (and the methods behind it) is made immortal there
-# (arc4py/_core.pyx); a GIL build does nothing.
+# Free-threaded builds: each `arc4py.<name>` lookup CPython does not
+# specialise takes a reference on what it finds, a counter every calling
+# thread writes.  What __all__ names (and the methods behind it) is made
+# immortal there (arc4py/_core.pyx); a GIL build does nothing.
 _core._share_between_threads(
     globals(), *[globals()[name] for name in __all__ if name in globals()],
     _random._inst, *vars(_core.Random).values())

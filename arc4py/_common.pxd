@@ -8,9 +8,8 @@ from arc4py._cdefs cimport arc4py_capi, ARC4PY_CAPI_CAPSULE, ARC4PY_CAPI_V2_SIZE
 # The generator's fill: arc4py_rng_buf, or the C API's .fill.
 ctypedef int (*_buf_fn)(void *buf, size_t n) noexcept nogil
 
-# The GIL threshold, the generator's errors, the array draw and the
-# argument checks, shared with the C of arc4py/cbind/ (said once, in
-# arc4py/cbind/binding.h).
+# The GIL threshold, the generator's errors and the argument checks,
+# shared with the C of arc4py/cbind/ (said once, in arc4py/cbind/binding.h).
 cdef extern from "Python.h":
     const Py_ssize_t PY_SSIZE_T_MAX
 
@@ -19,14 +18,6 @@ cdef extern from "binding.h":
         NOGIL_BYTES "ARC4PY_NOGIL_BYTES"
     # Raise the error the generator's errno value ``err`` stands for.
     int _raise_os_error "arc4py_raise_os_error"(int err) except -1
-    # The arrays arc4py._numpy's array draw makes, and that draw's type and
-    # capsule name (arc4py._numpy hands it to arc4py._core).
-    enum:
-        ARC4PY_ARRAY_U32
-        ARC4PY_ARRAY_U64
-        ARC4PY_ARRAY_DOUBLE
-    ctypedef object (*arc4py_sized_draw_fn)(int kind, object size)
-    const char *ARC4PY_SIZED_DRAW_CAPSULE
     # ``n`` as an int (``operator.index``); ``TypeError`` naming ``what``
     # for anything else, floats included.
     object _int_arg "arc4py_int_arg"(object n, const char *what)

@@ -47,11 +47,12 @@ cdef extern from "cbind.h":
     object arc4py_capi_capsule(const char **hand_out)
     int arc4py_add_module_calls(object module) except -1
     object arc4py_numpy_module()
-    int arc4py_register_sized_draw(object capsule) except -1
     object arc4py_uniform_array(object size, uint32_t upper_bound)
+    object arc4py_array_shape(object size)
     object arc4py_random_type()
     object arc4py_random_bits(Py_ssize_t k)
 
+include "_buffer_check.pxi"
 include "_cores.pxi"
 
 #: Bytes after which a thread reseeds from the OS at the latest.
@@ -98,12 +99,21 @@ def fill(buffer):
     ``c_char_p``, ``c_wchar_p``): a ctypes object holding one, reached
     through any views or a class's ``__buffer__``, and memory such an
     object was made over with ``from_buffer()`` or ``from_address()``.
-    Two cases are not searched for, as finding them would take a search
-    of every live object on every such fill: memory a numpy array owns
-    (numpy does not count its exports), and a ``from_address()`` object
-    over a ``bytearray``, ``array.array`` or ``mmap`` that nothing else
-    views (an address taken outside the buffer protocol, which any write
-    to that memory breaks, the stdlib's included).
+    Where the memory's owner is exported elsewhere too (a ``memoryview``
+    held), or is another kind of object, the live ctypes objects that hold
+    such pointers are looked through: arc4py keeps them by weak
+    reference, found by one walk of the heap at the first such fill, then in
+    the garbage collector's young generation, so such a fill costs a
+    look at the objects made since the last collection (one that finds
+    over a hundred collects them, as the collector soon would; while it
+    is disabled, all made since), whatever the size of the heap (a
+    free-threaded build walks the heap each time: microseconds per
+    thousand objects).  Two cases are not searched for, as nothing links the
+    memory to the object: memory a numpy array owns (numpy does not count
+    its exports), and a ``from_address()`` object over a ``bytearray``,
+    ``array.array`` or ``mmap`` that nothing else views (an address taken
+    outside the buffer protocol, which any write to that memory breaks,
+    the stdlib's included).
 
     Resizing a numpy array with ``resize(refcheck=False)``, or truncating
     the file under a file-backed ``mmap``, while a fill runs frees or
@@ -157,10 +167,11 @@ def _load_numpy():
     return arc4py_numpy_module()
 
 
-def _register_sized_draw(capsule):
-    """Called by ``arc4py._numpy`` as it is imported: its array draw, in a
-    capsule, which every ``size=`` call then hands its size to."""
-    arc4py_register_sized_draw(capsule)
+def _array_shape(size):
+    """``size`` (an int or a sequence of ints) as the shape tuple every
+    ``size=`` call reads it as, with numpy's errors: for
+    ``BitGenerator.random_raw``, which reads it before it takes its lock."""
+    return arc4py_array_shape(size)
 
 
 def stir(*, all_threads=False):
@@ -270,10 +281,10 @@ _capi_hand_out = _hand_out_build.decode()
 # threads also use is an atomic write to one shared counter: a cache line
 # every calling thread writes, which made two threads drawing slower than
 # one.  CPython spares its own module functions that with deferred
-# reference counting, but only on the specialised lookup path, and
-# ``arc4py``'s module __getattr__ (the lazy BitGenerator) keeps every
-# ``arc4py.<name>`` lookup generic: a real reference on the module's dict
-# and on the function, per call.  So these objects are made immortal
+# reference counting, but only on the specialised lookup path, and a
+# lookup CPython does not specialise (the first ones, a free-threaded
+# build's until it does) takes a real reference on the module's dict and
+# on the function, per call.  So these objects are made immortal
 # (Py_SET_REFCNT past UINT32_MAX, as documented for free-threaded builds),
 # which leaves their counts untouched; they live as long as the process
 # anyway.  A GIL build does nothing.

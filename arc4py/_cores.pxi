@@ -1,22 +1,14 @@
 # The ChaCha20 cores seen from Python (included by _core.pyx, the one module
 # the cores are linked into): which cores exist and run here, and their raw
 # keystream (chacha20_keystream, chacha20_keystream_into), which is how the
-# tests prove every core right.  Also the writable-buffer checks that
-# arc4py.fill shares.  The public names are re-exported by arc4py.
-from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
-                             PyBuffer_IsContiguous, PyBUF_FULL_RO,
-                             PyBUF_STRIDES, PyBUF_SIMPLE)
+# tests prove every core right (its buffer checked as fill()'s, in
+# _buffer_check.pxi).  The public names are re-exported by arc4py.
+from cpython.buffer cimport PyBuffer_Release
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
-from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
-from cpython.object cimport PyObject
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 
-import gc as _gc
 from operator import index as _index
-
-from arc4py._buffer_check import (
-    refuse_pointer_holders as _refuse_pointer_holders)
 
 from arc4py._cdefs cimport (
     arc4py_chacha20_core,
@@ -189,189 +181,6 @@ def chacha20_keystream(key, nonce, length, *, counter=0, backend=None):
         raise
     _run(core, state, <uint8_t *>PyBytes_AS_STRING(out), <size_t>length)
     return out
-
-
-cdef bint _holds_objects(const char *fmt) noexcept:
-    """Whether a struct-module format holds 'O' (object) items."""
-    cdef bint in_name = False  # struct field names are written :name:
-    while fmt[0]:
-        if fmt[0] == b':':
-            in_name = not in_name
-        elif fmt[0] == b'O' and not in_name:
-            return True
-        fmt += 1
-    return False
-
-
-cdef extern from "Python.h":
-    ctypedef struct PyByteArrayObject:
-        Py_ssize_t ob_exports
-
-cdef extern from *:
-    """
-    /* Where array.array and mmap.mmap count their exported buffers, as
-       their modules lay them out (private: _counts_right checks them on
-       this Python before they are believed). */
-    typedef struct {
-        PyObject_VAR_HEAD
-        char *items;
-        Py_ssize_t allocated;
-        const void *descr;
-        PyObject *weakreflist;
-        Py_ssize_t exports;
-    } arc4py_array_head;
-    typedef struct {
-        PyObject_HEAD
-        char *data;
-        Py_ssize_t size;
-        Py_ssize_t pos;
-        long long offset;
-        Py_ssize_t exports;
-    } arc4py_mmap_head;
-    """
-    ctypedef struct arc4py_array_head:
-        Py_ssize_t exports
-    ctypedef struct arc4py_mmap_head:
-        Py_ssize_t exports
-
-
-cdef Py_ssize_t _counted_exports(object obj, bint is_array):
-    if is_array:
-        return (<arc4py_array_head *>obj).exports
-    return (<arc4py_mmap_head *>obj).exports
-
-
-def _counts_right(kind, bint is_array):
-    """Whether ``kind`` (array.array or mmap.mmap) counts its exports where
-    arc4py reads them: 0, 1, 2, 0 around two memoryviews of a new one."""
-    if kind.__basicsize__ < (sizeof(arc4py_array_head) if is_array
-                             else sizeof(arc4py_mmap_head)):
-        return False
-    try:
-        obj = kind("B", b"\0") if is_array else kind(-1, 1)
-    except Exception:
-        return False
-    try:
-        seen = [_counted_exports(obj, is_array)]
-        with memoryview(obj):
-            seen.append(_counted_exports(obj, is_array))
-            with memoryview(obj):
-                seen.append(_counted_exports(obj, is_array))
-        seen.append(_counted_exports(obj, is_array))
-    finally:
-        if not is_array:
-            obj.close()
-    return seen == [0, 1, 2, 0]
-
-
-#: Exporter types seen -> 1 for array.array and 2 for mmap.mmap if their
-#: export counts read right here, 3 for numpy.ndarray, else 0.
-cdef dict _owner_kinds = {}
-
-
-cdef int _owner_kind(object kind) except -1:
-    name = (getattr(kind, "__module__", None), getattr(kind, "__name__", None))
-    if name == ("numpy", "ndarray"):
-        return 3
-    if name == ("array", "array") or name == ("mmap", "mmap"):
-        is_array = name[0] == "array"
-        if _counts_right(kind, is_array):
-            return 1 if is_array else 2
-    return 0
-
-
-cdef bint _unsearched(object owner) except -1:
-    """Whether the memory of ``owner`` (what a Py_buffer names) needs no
-    search for ctypes objects made over it: a bytearray, array.array or
-    mmap whose only export is the buffer being filled, or memory a numpy
-    array owns (see arc4py._buffer_check)."""
-    kind = type(owner)
-    if kind is bytearray:
-        return (<PyByteArrayObject *>owner).ob_exports == 1
-    found = _owner_kinds.get(kind)
-    if found is None:
-        found = _owner_kinds[kind] = _owner_kind(kind)
-    if found == 3:
-        return owner.base is None
-    return found != 0 and _counted_exports(owner, found == 1) == 1
-
-
-def _unsearched_owner(owner):
-    """``_unsearched`` for arc4py._buffer_check and the tests."""
-    return _unsearched(owner)
-
-
-def _instances(classes):
-    """The objects the garbage collector tracks that are instances of
-    ``classes`` (a loop in C: the collector may track millions)."""
-    found = []
-    for obj in _gc.get_objects():
-        if isinstance(obj, classes):
-            found.append(obj)
-    return found
-
-
-def _span(obj):
-    """The (address, length) of ``obj``'s buffer."""
-    cdef Py_buffer view
-    PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
-    PyBuffer_Release(&view)
-    return <size_t>view.buf, view.len
-
-
-cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
-    """ctypes can read the memory as py_object / c_char_p / c_wchar_p
-    behind a plain "B" format, or through an object made over it:
-    arc4py._buffer_check looks, unless the owner (seen through at most one
-    memoryview here) says the buffer is its only export: the common case,
-    kept cheap."""
-    cdef PyObject *owner = <PyObject *>view.obj
-    if owner != NULL and PyMemoryView_Check(<object>owner):
-        owner = <PyObject *>PyMemoryView_GET_BUFFER(<object>owner).obj
-    if owner != NULL and _unsearched(<object>owner):
-        return 0
-    _refuse_pointer_holders(<object>view.obj if <void *>view.obj != NULL
-                            else None, <size_t>view.buf, view.len,
-                            _unsearched_owner, _instances, _span)
-    return 0
-
-
-cdef int _get_writable(object buffer, Py_buffer *view) except -1:
-    """Get a writable, C-contiguous view with the contract's errors.  The
-    checks look at what the view names as its owner, not at ``buffer``:
-    a class's __buffer__ need not return the same memory twice."""
-    try:
-        PyObject_GetBuffer(buffer, view, PyBUF_FULL_RO)
-    except TypeError:
-        raise TypeError(f"expected a writable buffer, not "
-                        f"{type(buffer).__name__}") from None
-    except (ValueError, NotImplementedError):
-        # numpy cannot describe some dtypes (datetime64) as a format
-        # string; without one they are plain bytes, which is all we need.
-        PyObject_GetBuffer(buffer, view, PyBUF_STRIDES)
-        # No format to look for objects in (e.g. datetime64 beside an
-        # object field): ask numpy's dtype instead.
-        if getattr(getattr(buffer, "dtype", None), "hasobject", False):
-            PyBuffer_Release(view)
-            raise TypeError("cannot fill a buffer of Python objects "
-                            "(object dtype): random bytes are not pointers")
-    if view.format != NULL and _holds_objects(view.format):
-        PyBuffer_Release(view)
-        raise TypeError("cannot fill a buffer of Python objects "
-                        "(object dtype): random bytes are not pointers")
-    if view.readonly:
-        PyBuffer_Release(view)
-        raise TypeError(f"cannot fill a read-only buffer "
-                        f"({type(buffer).__name__})")
-    if not PyBuffer_IsContiguous(view, b'C'):
-        PyBuffer_Release(view)
-        raise ValueError("the buffer must be C-contiguous")
-    try:
-        _refuse_ctypes_pointers(view)
-    except BaseException:
-        PyBuffer_Release(view)
-        raise
-    return 0
 
 
 def chacha20_keystream_into(key, nonce, buffer, *, counter=0, backend=None):

@@ -1,118 +1,31 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # cython: embedsignature=False, autotestdict=False
-"""arc4py's numpy side: random arrays and a ``numpy.random.BitGenerator``.
+"""arc4py's numpy side: a ``numpy.random.BitGenerator``, the
+``Generator`` over it and ``default_rng``.
 
 Loaded on first use by ``arc4py`` (numpy is needed to build arc4py, not to
-import it).  Everything here draws from the same per-thread C generator as
-``arc4py._core``, through its C API's table (the capsule
-``arc4py._core._C_API``), so there is one state per OS thread whichever
-extension module asks.  Import the public names from ``arc4py``.
+import it; the ``size=`` arrays are made by ``arc4py._core``'s C, which
+loads numpy's C API itself).  The bit generator draws from the same
+per-thread C generator as ``arc4py._core``, through its C API's table (the
+capsule ``arc4py._core._C_API``), so there is one state per OS thread
+whichever extension module asks.  Import the public names from ``arc4py``.
 """
-cimport numpy as cnp
-from cpython.pycapsule cimport PyCapsule_New
 from libc.stdint cimport uint64_t
-from libc.string cimport memcpy
-from numpy.random cimport BitGenerator as _NumpyBitGenerator, bitgen_t
+from numpy.random cimport BitGenerator as _NumpyBitGenerator
 
-from operator import index as _index
-
-import numpy as _np
 from numpy.random import Generator as _NumpyGenerator
 from numpy.random.bit_generator import SeedlessSeedSequence as _Seedless
 
-from arc4py._core import (_C_API, _register_sized_draw,
-                          arc4random_buf as _arc4random_buf)
+from arc4py._core import (_C_API, _array_shape,
+                          arc4random_buf as _arc4random_buf,
+                          random_u64 as _random_u64)
 
-cnp.import_array()
-
-from arc4py._cdefs cimport arc4py_capi, arc4py_u64_to_double
-from arc4py._common cimport (ARC4PY_ARRAY_DOUBLE, ARC4PY_ARRAY_U32,
-                             ARC4PY_ARRAY_U64, ARC4PY_SIZED_DRAW_CAPSULE,
-                             arc4py_sized_draw_fn, _fill_raw,
-                             _generator_table, _int_arg, _raise_os_error,
+from arc4py._cdefs cimport arc4py_capi
+from arc4py._common cimport (_generator_table, _int_arg, _raise_os_error,
                              _size_arg)
 
 # The generator of arc4py._core; every draw below goes through it.
 cdef const arc4py_capi *_api = _generator_table(_C_API)
-
-
-# ---- arrays -------------------------------------------------------------------
-
-cdef tuple _shape(object size):
-    """``size`` (an int or a sequence of ints) as a shape tuple, with numpy's
-    errors: ``TypeError`` for a non-integer, ``ValueError`` for a negative."""
-    if isinstance(size, (str, bytes, float)):
-        raise TypeError(f"size must be an int or a tuple of ints, not "
-                        f"{type(size).__name__}")
-    try:
-        dims = (_index(size),)
-    except TypeError:
-        try:
-            dims = tuple(size)
-        except TypeError:
-            raise TypeError(f"size must be an int or a tuple of ints, not "
-                            f"{type(size).__name__}") from None
-    shape = []
-    for d in dims:
-        d = _int_arg(d, "size must be an int or a tuple of ints; each entry")
-        if d < 0:
-            raise ValueError(f"size must be non-negative, not {d}")
-        shape.append(d)
-    return tuple(shape)
-
-
-cdef cnp.ndarray _random_array(object size, int typenum):
-    """A new C-contiguous array of shape ``size`` filled in place."""
-    return _random_array_of_shape(_shape(size), typenum)
-
-
-cdef cnp.ndarray _random_array_of_shape(tuple shape, int typenum):
-    """A new C-contiguous array of ``shape`` (already checked) filled in
-    place."""
-    cdef cnp.npy_intp dims[64]  # NPY_MAXDIMS of numpy 2; numpy checks its own
-    cdef int ndim = len(shape), i
-    cdef cnp.ndarray out
-    if ndim > 64:
-        raise ValueError(f"size has {ndim} dimensions; numpy allows at most 64")
-    for i in range(ndim):
-        dims[i] = shape[i]
-    out = cnp.PyArray_EMPTY(ndim, dims, typenum, 0)
-    _fill_raw(_api.fill, cnp.PyArray_DATA(out), cnp.PyArray_NBYTES(out))
-    return out
-
-
-cdef object _draw_array(int kind, object size):
-    """A new C-contiguous ``numpy.ndarray`` of shape ``size`` (an int or a
-    tuple of ints), filled in place: by ``kind`` (an ``ARC4PY_ARRAY_*`` of
-    arc4py/cbind/binding.h) uint32 or uint64 uniform over their range, or
-    float64 in [0.0, 1.0) with 53 random bits.
-
-    The array form of every sized call of ``arc4py``, which reaches it
-    through arc4py/cbind/module_calls.c (registered below).
-    """
-    if kind == ARC4PY_ARRAY_U32:
-        return _random_array(size, cnp.NPY_UINT32)
-    if kind == ARC4PY_ARRAY_U64:
-        return _random_array(size, cnp.NPY_UINT64)
-    if kind != ARC4PY_ARRAY_DOUBLE:
-        raise ValueError(f"no array of kind {kind}")
-    cdef cnp.ndarray out = _random_array(size, cnp.NPY_FLOAT64)
-    cdef char *p = <char *>cnp.PyArray_DATA(out)
-    cdef cnp.npy_intp i, n = cnp.PyArray_SIZE(out)
-    cdef uint64_t word
-    cdef double x
-    with nogil:
-        # The random words become floats in place, each 8-byte slot read
-        # as a uint64 and rewritten as the double (memcpy: no aliasing).
-        for i in range(n):
-            memcpy(&word, p + 8 * i, 8)
-            x = arc4py_u64_to_double(word)
-            memcpy(p + 8 * i, &x, 8)
-    return out
-
-
-_register_sized_draw(PyCapsule_New(<void *><arc4py_sized_draw_fn>_draw_array,
-                                   ARC4PY_SIZED_DRAW_CAPSULE, NULL))
 
 
 # ---- numpy's bitgen_t -----------------------------------------------------------
@@ -283,14 +196,14 @@ cdef class BitGenerator(_NumpyBitGenerator):
         # size is parsed before the lock is taken: its __index__ may run
         # Python that draws through this bit generator (numpy 1.x's lock is
         # a plain Lock, which would deadlock).
-        cdef tuple shape = None if size is None else _shape(size)
+        cdef tuple shape = None if size is None else _array_shape(size)
         with self.lock:  # as numpy's bit generators do
             if shape is None:
                 err = _api.random_u64(&r)
                 if err:
                     _raise_os_error(err)
                 return r if output else None
-            out = _random_array_of_shape(shape, cnp.NPY_UINT64)
+            out = _random_u64(size=shape)
         return out if output else None
 
 

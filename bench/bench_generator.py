@@ -1,5 +1,8 @@
 """arc4py's generator beside its peers, as ratios measured in one run: the
-cost of one call against random.getrandbits, small requests against
+cost of one call against random.getrandbits (each as a program writes it,
+``arc4py.random_u32()``, and through a name bound once, ``f()``), the
+module functions as ``import arc4py as random`` gives them beside the
+stdlib's, small requests against
 os.urandom, a 1 MiB fill against OpenSSL's ChaCha20, and fills from one
 thread against two.
 
@@ -25,6 +28,8 @@ from arc4py.bench.timing import (
     interleaved,
     loop0,
     loop1,
+    loop2,
+    loop_of,
     mb_per_s,
     measure_multi_rounds,
     summarize,
@@ -45,6 +50,13 @@ def cell(s, unit, scale=1.0):
     """'12.3 ns ±2%' (or '±14%!' when unstable)."""
     return (f"{s['median'] * scale:8.1f} {unit} "
             f"{fmt_spread(s['spread'], s['unstable']):>5}")
+
+
+def as_written(expr, **modules):
+    """A timing job's (loop, args) for ``expr`` as a program writes it: its
+    names (``arc4py`` unless given) are globals of the loop, looked up on
+    every call."""
+    return loop_of(expr, (), modules or {"arc4py": arc4py}), ()
 
 
 def openssl_fill_1mib():
@@ -83,18 +95,38 @@ def main():
           f"spread")
     unstable = False
 
+    # Each call in two forms: as a program writes it (a module attribute
+    # looked up per call) and through a name bound once (a loop argument).
     g = random.Random().getrandbits
     calls = ns_per_call({
         "random.Random().getrandbits(32)": lambda: (loop1, (g, 32)),
-        "arc4py.random_u32()": lambda: (loop0, (arc4py.random_u32,)),
-        "arc4py.arc4random()": lambda: (loop0, (arc4py.arc4random,)),
+        "arc4py.random_u32()": lambda: as_written("arc4py.random_u32()"),
+        "f() (f = arc4py.random_u32)": lambda: (loop0, (arc4py.random_u32,)),
+        "arc4py.arc4random()": lambda: as_written("arc4py.arc4random()"),
+        "f() (f = arc4py.arc4random)": lambda: (loop0, (arc4py.arc4random,)),
     }, args.rounds)
     base = calls["random.Random().getrandbits(32)"]["median"]
-    print("\nper call:")
+    print("\nper call (g = random.Random().getrandbits and f: a name bound "
+          "once; arc4py.<name>(): as a program writes it):")
     for k, s in calls.items():
         unstable |= s["unstable"]
         print(f"  {k:34s} {cell(s, 'ns')}   "
-              f"{s['median'] / base:5.2f}x the time of getrandbits(32)")
+              f"{s['median'] / base:5.2f}x g(32)")
+
+    # `import arc4py as random`: the module functions through the module.
+    calls = ns_per_call({
+        "random.randint(1, 6), the stdlib's": lambda: (
+            loop_of("random.randint(1, 6)", (), {"random": random}), ()),
+        "random.randint(1, 6), arc4py as random": lambda: as_written(
+            "random.randint(1, 6)", random=arc4py),
+        "f(1, 6) (f = arc4py.randint)": lambda: (loop2, (arc4py.randint, 1, 6)),
+    }, args.rounds)
+    base = calls["random.randint(1, 6), the stdlib's"]["median"]
+    print("\nmodule functions (import arc4py as random):")
+    for k, s in calls.items():
+        unstable |= s["unstable"]
+        print(f"  {k:40s} {cell(s, 'ns')}   "
+              f"{s['median'] / base:5.2f}x the stdlib's")
 
     print("\nsmall requests vs os.urandom:")
     for n in (16, 128):

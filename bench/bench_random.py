@@ -9,6 +9,10 @@ figure is the median ns per call over the rounds with its spread (as
 ``arc4py bench`` gives it: the scaled median absolute deviation over the
 median); a figure whose spread passes 10 % is marked unstable ("!").
 The ratio is MT's median over arc4py's: above 1.00 arc4py is faster.
+Each method is called on a local instance ``r`` (``r.randint(1, 6)``).
+A second table times the module functions as a program calls them,
+``random.randint(1, 6)`` with ``random`` the stdlib's module or
+``import arc4py as random`` (``--only module`` for it alone).
 A last table times ``arc4py.uuid4()`` beside ``uuid.uuid4()`` (and
 ``uuid7()``, from Python 3.14) the same way (``--only uuid`` for it alone).
 """
@@ -89,6 +93,36 @@ def uuid_table(rounds, seconds):
               f"{figure(times['arc4py']):>20}{ratio:14.2f}x")
 
 
+# The module functions as a program calls them, ``random.<name>(...)``
+# with ``random`` the stdlib's module or ``import arc4py as random``: a
+# global and a module attribute looked up per call (the class table above
+# calls a local instance's methods).
+MODULE_CALLS = [("random()", "random.random()"),
+                ("randint(1, 6)", "random.randint(1, 6)"),
+                ("choice(list10)", "random.choice(seq)"),
+                ("shuffle(list100)", "random.shuffle(deck)"),
+                ("uniform(1, 2)", "random.uniform(1.0, 2.0)"),
+                ("gauss()", "random.gauss(0.0, 1.0)")]
+
+
+def module_table(rounds, seconds):
+    """The module functions through each module, timed interleaved."""
+    print(f"\n{'module function':<24}{'random':>20}{'arc4py as random':>20}"
+          f"{'random / arc4py':>17}")
+    names = {"seq": list(range(10)), "deck": list(range(100))}
+    for label, expr in MODULE_CALLS:
+        jobs = {which: (lambda m=module, e=expr: (
+                    loop_of(e, tuple(names), {"random": m}),
+                    tuple(names.values())))
+                for which, module in (("random", random), ("arc4py", arc4py))}
+        rates = interleaved(jobs, rounds, seconds)
+        times = {which: [1e9 / r for r in v] for which, v in rates.items()}
+        ratio = (summarize(times["random"])["median"]
+                 / summarize(times["arc4py"])["median"])
+        print(f"{label:<24}{figure(times['random']):>20}"
+              f"{figure(times['arc4py']):>20}{ratio:16.2f}x")
+
+
 def job(call, cls):
     """A timing job (arc4py/bench/timing.py): ``call`` with setup_for(cls)'s names
     as the loop's arguments and this module's names as its globals."""
@@ -120,12 +154,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.rounds < 4 or not args.duration > 0:
         parser.error("--rounds must be >= 4 and --duration > 0")
-    chosen, with_uuid = CALLS, True
+    chosen, with_uuid, with_module = CALLS, True, True
     if args.only:
         wanted = [w.strip() for w in args.only.split(",")]
         chosen = [c for c in CALLS if any(c[0].startswith(w) for w in wanted)]
         with_uuid = any("uuid".startswith(w) for w in wanted)
-        if not chosen and not with_uuid:
+        with_module = any("module".startswith(w) for w in wanted)
+        if not chosen and not with_uuid and not with_module:
             parser.error(f"no call matches {args.only!r}")
 
     print(f"Python {sys.version.split()[0]}, arc4py {arc4py.__version__} "
@@ -147,6 +182,8 @@ def main(argv=None):
         print(f"\nslowest ratio {min(ratios):.2f}x, geometric mean "
               f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.2f}x "
               f"(above 1.00: arc4py.Random is faster than the Mersenne Twister)")
+    if with_module:
+        module_table(args.rounds, args.duration)
     if with_uuid:
         uuid_table(args.rounds, args.duration)
 

@@ -23,8 +23,10 @@ row, math.floor of a float each thread made, is the machine's own
 reference: a call that shares nothing.
 
 The calls are written the way a program writes them (``arc4py.random_u32()``:
-a module attribute, looked up per call), not through a local alias,
-because the lookup is part of what threads share.  Run it on a
+a module attribute, looked up per call; a shared ``Random`` as a module
+global ``R``), not through a local alias, because the lookup is part of
+what threads share; the rows saying "one shared" or "a local name" hand
+the object to the loop as a local, for comparison.  Run it on a
 free-threaded build (python3.14t; PYTHON_GIL unset, or 0) to see the
 calls scale, and on a GIL build for comparison (there two threads share
 one interpreter lock, so about 1.00x is the best possible).
@@ -38,6 +40,7 @@ import secrets
 import statistics
 import sys
 import sysconfig
+import uuid
 from pathlib import Path
 
 # Prefer a tree built in place next to this script over an installed arc4py.
@@ -102,6 +105,11 @@ def _rows():
          lambda: {"rng": _shared("arc4py.Random", arc4py.Random)}),
         ("arc4py.randint(1, 6) (the module's shared Random)",
          "arc4py.randint(1, 6)", None),
+        ("R.randint(1, 6), R = arc4py.Random() a module global",
+         "R.randint(1, 6)", None),
+        ("R.random(), R = arc4py.Random() a module global", "R.random()",
+         None),
+        ("arc4py.uuid4()", "arc4py.uuid4()", None),
         ("arc4py.uniform(0.0, 1.0) (the module's shared Random)",
          "arc4py.uniform(0.0, 1.0)", None),
         ("arc4py.shuffle(x), x a list of 10 per thread", "arc4py.shuffle(x)",
@@ -133,6 +141,9 @@ def _rows():
          lambda: {"rng": _SHARED_RANDOM}),
         ("random.Random().randint(1, 6), one shared", "rng.randint(1, 6)",
          lambda: {"rng": _SHARED_RANDOM}),
+        ("STD_R.randint(1, 6), STD_R = random.Random() a module global",
+         "STD_R.randint(1, 6)", None),
+        ("uuid.uuid4()", "uuid.uuid4()", None),
         ("random.random() (the module's shared one)", "random.random()", None),
         ("random.randint(1, 6) (the module's shared one)",
          "random.randint(1, 6)", None),
@@ -149,8 +160,12 @@ def _rows():
     return rows
 
 
+# Shared objects as programs share them: a module global each thread
+# reaches by name (R, STD_R), beside the rows above that hand a shared
+# object to the loop as a local.
 _GLOBALS = {"arc4py": arc4py, "random": random, "os": os,
-            "secrets": secrets, "math": math}
+            "secrets": secrets, "math": math, "uuid": uuid,
+            "R": arc4py.Random(), "STD_R": random.Random()}
 
 
 def _job(expr, setup):
@@ -236,7 +251,8 @@ def build_parser():
     p.add_argument("--quick", action="store_true",
                    help="3 rounds of 0.05 s (a smoke run)")
     p.add_argument("--only", metavar="SUBSTRING", default=None,
-                   help="only the rows whose label contains SUBSTRING")
+                   help="only the rows whose label contains SUBSTRING (or "
+                        "one of several, comma-separated)")
     p.add_argument("--json", action="store_true",
                    help="print the figures as JSON instead of a table")
     return p
@@ -262,7 +278,8 @@ def main(argv=None):
     if args.quick:
         args.rounds, args.duration = 3, 0.05
     counts = _counts(args.threads)
-    rows = [r for r in _rows() if args.only is None or args.only in r[0]]
+    wanted = None if args.only is None else args.only.split(",")
+    rows = [r for r in _rows() if wanted is None or any(w in r[0] for w in wanted)]
     if not rows:
         raise SystemExit(f"bench_threads.py: no row matches {args.only!r}")
     progress = Progress(len(rows) * len(counts) * args.rounds)

@@ -118,7 +118,11 @@ def format_report(report):
                 for c in cols])
         out += table(["request"] + cols, lines)
 
-    notes = []
+    notes = ["Each call goes through a name bound once (f = "
+             "arc4py.arc4random, then f(); the same for the peers), as "
+             "the C library's bench-arc4random calls a function: a "
+             "program's arc4py.arc4random() adds a module attribute load "
+             "(bench/bench_generator.py times both forms)."]
     if any(f.get("unstable") for f in report["figures"]):
         notes.append(unstable_note())
     if threads > 1:

@@ -13,19 +13,12 @@
    it, dropping and retaking the GIL costs more than it saves. */
 #define ARC4PY_NOGIL_BYTES (1 << 14)
 
-/* The arrays arc4py._numpy's array draw makes: the one way a call's size=
-   form reaches numpy (cbind.h's arc4py_sized_draw()). */
+/* The arrays a call's size= form makes (cbind.h's arc4py_sized_draw()). */
 enum arc4py_array_kind {
     ARC4PY_ARRAY_U32,    /* uint32, as random_u32() */
     ARC4PY_ARRAY_U64,    /* uint64, as random_u64() */
     ARC4PY_ARRAY_DOUBLE, /* float64 in [0, 1), as random() */
 };
-
-/* That draw: a new array of `kind` and shape `size` (an int or a tuple),
-   or NULL with an exception.  arc4py._numpy hands it to arc4py._core when
-   it is imported, in a capsule of this name (_core._register_sized_draw). */
-typedef PyObject *(*arc4py_sized_draw_fn)(int kind, PyObject *size);
-#define ARC4PY_SIZED_DRAW_CAPSULE "arc4py._numpy.sized_draw"
 
 /* Set the exception for the generator's errno value err and return -1:
    MemoryError when no state could be mapped for the thread, else OSError
@@ -88,6 +81,34 @@ static inline Py_ssize_t arc4py_size_arg(PyObject *n, const char *what)
         PyErr_Format(PyExc_ValueError, "%s must be >= 0, not %S", what, index);
     Py_DECREF(index);
     return size < 0 ? -1 : size;
+}
+
+/* The one parameter `param` of `function`, by position or keyword: *arg is
+   it, or NULL if it was not given; 0, or -1 with TypeError. */
+static inline int arc4py_one_arg(const char *function, const char *param,
+                                 PyObject *const *args, Py_ssize_t nargs,
+                                 PyObject *kwnames, PyObject **arg)
+{
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+
+    *arg = NULL;
+    if (nargs + nkw > 1) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument "
+                     "(%zd given)", function, nargs + nkw);
+        return -1;
+    }
+    if (nkw == 1) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, 0);
+
+        if (PyUnicode_CompareWithASCIIString(key, param) != 0) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
+                         "argument '%U'", function, key);
+            return -1;
+        }
+    }
+    if (nargs + nkw == 1)
+        *arg = args[0];
+    return 0;
 }
 
 /* The unsigned little-endian int of n bytes at p (new reference). */

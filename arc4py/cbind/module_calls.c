@@ -6,8 +6,7 @@
  * _core.pyx adds them to the module at import (arc4py_add_module_calls()).
  * The common call (no size, or a small exact int for arc4random_buf) takes
  * the generator's inlined fast path (int_draws.h, rng_take()); a size hands
- * the draw to the array draw arc4py._numpy registers when it is imported
- * (loaded on first use): the one way there (arc4py_sized_draw(), which
+ * the draw to arrays.c's arc4py_sized_draw(), the one way to numpy (which
  * arc4random_uniform's array also takes).
  */
 #define PY_SSIZE_T_CLEAN
@@ -17,146 +16,7 @@
 #include "compiler_compat.h"
 #include "int_draws.h"
 
-/* ---- arc4py._numpy, loaded on first use --------------------------------- */
-
-/* arc4py._numpy's array draw, which it registers when it is imported
-   (arc4py_register_sized_draw()), or NULL.  Without the GIL threads may
-   import it at once: every store is of the same function, published
-   release/acquire. */
-static const void *sized_draw;
-
-static const char numpy_missing_message[] =
-    "this arc4py feature needs numpy: pip install 'arc4py[numpy]'";
-
-/* ImportError naming the extra, chained to the error of the import. */
-static void numpy_missing(void)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *cause = PyErr_GetRaisedException(), *exc;
-
-    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
-    exc = PyErr_GetRaisedException();
-    PyException_SetCause(exc, cause); /* steals cause */
-    PyErr_SetRaisedException(exc);
-#else
-    PyObject *type, *cause, *tb, *type2, *exc, *tb2;
-
-    PyErr_Fetch(&type, &cause, &tb);
-    PyErr_NormalizeException(&type, &cause, &tb);
-    if (tb != NULL)
-        PyException_SetTraceback(cause, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    PyErr_SetString(PyExc_ImportError, numpy_missing_message);
-    PyErr_Fetch(&type2, &exc, &tb2);
-    PyErr_NormalizeException(&type2, &exc, &tb2);
-    PyException_SetCause(exc, cause); /* steals cause */
-    PyErr_Restore(type2, exc, tb2);
-#endif
-}
-
-PyObject *arc4py_numpy_module(void)
-{
-    PyObject *numpy = PyImport_ImportModule("numpy"), *m = NULL;
-
-    if (numpy != NULL) {
-        Py_DECREF(numpy);
-        m = PyImport_ImportModule("arc4py._numpy");
-    }
-    if (m == NULL && PyErr_ExceptionMatches(PyExc_ImportError))
-        numpy_missing();
-    return m;
-}
-
-int arc4py_register_sized_draw(PyObject *capsule)
-{
-    void *draw = PyCapsule_GetPointer(capsule, ARC4PY_SIZED_DRAW_CAPSULE);
-
-    if (draw == NULL)
-        return -1;
-    rng_store_ptr(&sized_draw, draw);
-    return 0;
-}
-
-PyObject *arc4py_sized_draw(enum arc4py_array_kind kind, PyObject *size)
-{
-    arc4py_sized_draw_fn draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
-
-    if (RNG_UNLIKELY(draw == NULL)) {
-        PyObject *m = arc4py_numpy_module(); /* registers its draw */
-
-        if (m == NULL)
-            return NULL;
-        Py_DECREF(m);
-        draw = (arc4py_sized_draw_fn)rng_load_ptr(&sized_draw);
-        if (draw == NULL) { /* a module of another build */
-            numpy_missing();
-            return NULL;
-        }
-    }
-    return draw(kind, size);
-}
-
-PyObject *arc4py_uniform_array(PyObject *size, uint32_t upper_bound)
-{
-    PyObject *out = arc4py_sized_draw(ARC4PY_ARRAY_U32, size);
-    Py_buffer view;
-    int err;
-
-    if (out == NULL)
-        return NULL;
-    if (PyObject_GetBuffer(out, &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    if (view.len >= ARC4PY_NOGIL_BYTES) {
-        Py_BEGIN_ALLOW_THREADS
-        err = arc4py_rng_uniform_words(view.buf, (size_t)view.len / 4,
-                                       upper_bound);
-        Py_END_ALLOW_THREADS
-    } else {
-        err = arc4py_rng_uniform_words(view.buf, (size_t)view.len / 4,
-                                       upper_bound);
-    }
-    if (err) /* never hand out part of an array: wipe what was made */
-        memset(view.buf, 0, (size_t)view.len);
-    PyBuffer_Release(&view);
-    if (err) {
-        Py_DECREF(out);
-        return entropy_error(err);
-    }
-    return out;
-}
-
 /* ---- arguments ---------------------------------------------------------- */
-
-/* The one parameter `param` of `function`, by position or keyword: *arg is
-   it, or NULL if it was not given; 0, or -1 with TypeError. */
-static RNG_NOINLINE int one_arg(const char *function, const char *param,
-                                PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames, PyObject **arg)
-{
-    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
-
-    *arg = NULL;
-    if (nargs + nkw > 1) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most 1 argument "
-                     "(%zd given)", function, nargs + nkw);
-        return -1;
-    }
-    if (nkw == 1) {
-        PyObject *key = PyTuple_GET_ITEM(kwnames, 0);
-
-        if (PyUnicode_CompareWithASCIIString(key, param) != 0) {
-            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword "
-                         "argument '%U'", function, key);
-            return -1;
-        }
-    }
-    if (nargs + nkw == 1)
-        *arg = args[0];
-    return 0;
-}
 
 /* No argument, or size=None given positionally: the scalar case. */
 static inline int no_size(PyObject *const *args, Py_ssize_t nargs,
@@ -181,7 +41,7 @@ static RNG_NOINLINE PyObject *sized_call(const char *function,
     if (keyword_only && nargs > 0)
         return PyErr_Format(PyExc_TypeError, "%s() takes no positional "
                             "arguments (%zd given)", function, nargs);
-    if (one_arg(function, "size", args, nargs, kwnames, &size) < 0)
+    if (arc4py_one_arg(function, "size", args, nargs, kwnames, &size) < 0)
         return NULL;
     if (size != NULL && size != Py_None)
         return arc4py_sized_draw(kind, size);
@@ -237,28 +97,6 @@ static PyObject *py_random(PyObject *module, PyObject *const *args,
 
 /* ---- arc4random_buf ----------------------------------------------------- */
 
-PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
-                            Py_ssize_t nargs, PyObject *kwnames)
-{
-    PyObject *arg;
-    Py_ssize_t n;
-
-    if (RNG_LIKELY(nargs == 1 && kwnames == NULL &&
-                   PyLong_CheckExact(args[0]))) {
-        n = PyLong_AsSsize_t(args[0]);
-        if (RNG_LIKELY(n >= 0))
-            return random_bytes(n);
-        PyErr_Clear(); /* too large either way: arc4py_size_arg() says which */
-    }
-    if (one_arg(function, "n", args, nargs, kwnames, &arg) < 0)
-        return NULL;
-    if (arg == NULL)
-        return PyErr_Format(PyExc_TypeError, "%s() missing required "
-                            "argument 'n' (pos 1)", function);
-    n = arc4py_size_arg(arg, "n");
-    return n < 0 ? NULL : random_bytes(n);
-}
-
 static PyObject *py_arc4random_buf(PyObject *module, PyObject *const *args,
                                    Py_ssize_t nargs, PyObject *kwnames)
 {
@@ -276,7 +114,7 @@ static PyObject *py_randbelow(PyObject *module, PyObject *const *args,
     (void)module;
     if (RNG_LIKELY(nargs == 1 && kwnames == NULL))
         return arc4py_randbelow_arg(args[0], "exclusive_upper_bound");
-    if (one_arg("randbelow", "exclusive_upper_bound", args, nargs, kwnames,
+    if (arc4py_one_arg("randbelow", "exclusive_upper_bound", args, nargs, kwnames,
                 &arg) < 0)
         return NULL;
     if (arg == NULL)

@@ -4,8 +4,10 @@
  * stdlib's random.Random builds its other methods on: random(),
  * getrandbits(k), randbytes(n) and _randbelow(n), method descriptors of the
  * kinds CPython specialises the calls of (METH_NOARGS, METH_O, vectorcall).
- * The package's one int of k random bits and one uniform int below n are
- * these: arc4py._core's randbits() and randbelow() call them too.
+ * The package's one int of k random bits, one uniform int below n and one
+ * parse of a bytes draw's n are these: arc4py._core's randbits(),
+ * randbelow() and arc4random_buf() (module_calls.c) call them, never the
+ * other way round.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -82,6 +84,29 @@ static RNG_NOINLINE PyObject *bits_long(Py_ssize_t k)
     if (p != stack)
         PyMem_Free(p);
     return out;
+}
+
+/* randbytes(n) and arc4random_buf(n): `function`'s n random bytes. */
+PyObject *arc4py_bytes_call(const char *function, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *arg;
+    Py_ssize_t n;
+
+    if (RNG_LIKELY(nargs == 1 && kwnames == NULL &&
+                   PyLong_CheckExact(args[0]))) {
+        n = PyLong_AsSsize_t(args[0]);
+        if (RNG_LIKELY(n >= 0))
+            return random_bytes(n);
+        PyErr_Clear(); /* too large either way: arc4py_size_arg() says which */
+    }
+    if (arc4py_one_arg(function, "n", args, nargs, kwnames, &arg) < 0)
+        return NULL;
+    if (arg == NULL)
+        return PyErr_Format(PyExc_TypeError, "%s() missing required "
+                            "argument 'n' (pos 1)", function);
+    n = arc4py_size_arg(arg, "n");
+    return n < 0 ? NULL : random_bytes(n);
 }
 
 PyObject *arc4py_random_bits(Py_ssize_t k)

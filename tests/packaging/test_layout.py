@@ -18,11 +18,14 @@
 import re
 import shutil
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import pytest
 
 from helpers import CSRC, INCLUDE, LINUX, compile_c
+
+CBIND = CSRC.parent / "cbind"
 
 # The algorithm and what sits beside it (numpy adapters, test views).
 ALGORITHM = {"rng.c", "rng_draws.c", "rng_bitgen.c", "rng_test_hooks.c"}
@@ -89,6 +92,30 @@ def test_no_symbol_cycle(graph):
             visit(node, [node])
     # The layers are really there: the algorithm calls the platform.
     assert edges["rng.c"] & PLATFORM, edges["rng.c"]
+
+
+@pytest.mark.slow
+def test_binding_c_has_no_symbol_cycle(cc, tmp_path):
+    """The binding layer's C files lend each other nothing both ways: a
+    helper two of them share lives in one, or in a header below both."""
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("no nm on PATH (binutils) to read the object files")
+    python_include = sysconfig.get_paths()["include"]
+    defined, needed = {}, {}
+    for src in sorted(CBIND.glob("*.c")):
+        obj = tmp_path / (src.stem + ".o")
+        compile_c(cc, "-O2", "-c", "-I", CSRC, "-I", CBIND, "-I", INCLUDE,
+                  "-I", python_include, src, "-o", obj)
+        defined[src.name] = _symbols(nm, obj, "--defined-only")
+        needed[src.name] = _symbols(nm, obj, "-u")
+    assert "module_calls.c" in defined and "random_methods.c" in defined
+    for a in defined:
+        for b in defined:
+            if a < b and needed[a] & defined[b] and needed[b] & defined[a]:
+                pytest.fail(f"{a} and {b} lend each other symbols: "
+                            f"{sorted(needed[a] & defined[b])} and "
+                            f"{sorted(needed[b] & defined[a])}")
 
 
 @pytest.mark.slow
