@@ -46,6 +46,7 @@ __version__ = "0.1.0"
 
 from arc4py import _random, _secrets
 from arc4py._random import *  # noqa: F403 - Random and the random module's functions
+from arc4py._random import _inst as _inst  # random._inst, for code that reaches in
 from arc4py._secrets import *  # noqa: F403 - token_*, choice, compare_digest
 from arc4py._secrets import DEFAULT_ENTROPY  # noqa: F401
 from arc4py._uuid import uuid4 as uuid4, uuid7 as uuid7

@@ -21,6 +21,7 @@ from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_r
 from arc4py._random import (
     Random as Random,
     SystemRandom as SystemRandom,
+    _inst as _inst,
     betavariate as betavariate,
     choices as choices,
     expovariate as expovariate,

@@ -88,6 +88,9 @@ class Random(_core.Random, _random.SystemRandom):
 
 SystemRandom = Random
 
+# The instance the functions below are bound to (the stdlib's random._inst).
+_inst: Random
+
 def seed(*args: object, **kwds: object) -> None: ...
 def getstate(*args: object, **kwds: object) -> NoReturn: ...
 def setstate(*args: object, **kwds: object) -> NoReturn: ...

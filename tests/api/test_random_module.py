@@ -261,3 +261,44 @@ print("ok")
     out = run_child(script)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_the_shared_instance_is_the_stdlibs_inst():
+    # random._inst: the instance the module's functions are bound to
+    assert type(arc4py._inst) is arc4py.Random
+    for name in sorted(set(FUNCTIONS) - SHARED):
+        assert getattr(arc4py, name).__self__ is arc4py._inst, name
+    from arc4py import _inst
+    assert _inst is arc4py._inst
+    assert "_inst" not in arc4py.__all__
+
+
+def test_code_that_reaches_into_random_inst_runs_under_a_swap():
+    # Libraries serve `seed=None` with the random module's own instance,
+    # and test tools import it; under sys.modules["random"] = arc4py both
+    # get arc4py's.
+    script = """
+import sys
+import arc4py
+sys.modules["random"] = arc4py
+import random
+from random import _inst
+
+def check_random_state(seed=None):
+    if seed is None:
+        return random._inst
+    return random.Random(seed)
+
+rng = check_random_state()
+assert rng is _inst is arc4py._inst and isinstance(rng, random.Random)
+x = rng.random()
+assert 0.0 <= x < 1.0 and rng.randint(1, 6) in range(1, 7)
+deck = list(range(10))
+rng.shuffle(deck)
+assert sorted(deck) == list(range(10))
+assert random.shuffle.__self__ is rng and random.gauss.__self__ is rng
+print("ok")
+"""
+    out = run_child(script)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
