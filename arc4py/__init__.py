@@ -39,8 +39,8 @@ except ModuleNotFoundError as _exc:
 from arc4py import _core
 
 if _core._backend_env_error is not None:
-    # A new exception each time: the stored one keeps no traceback.
-    raise ValueError(str(_core._backend_env_error)) from None
+    from arc4py._import_checks import bad_backend
+    raise bad_backend(_core._backend_env_error) from None
 
 __version__ = "0.1.0"
 
