@@ -30,9 +30,9 @@ DEFAULT_DURATION = 0.5
 QUICK_BUDGET = 18.0
 QUICK_MAX_DURATION = 0.25
 #: A report takes about this many times its figures' timed seconds (the
-#: calibrations, the threads' start, the peers' set-up): 2.4 to 3.4 on two
+#: calibrations, the threads' start, the peers' set-up): 1.8 to 3.4 on two
 #: busy cores, the default report and --compare, --quick or not.
-EXPECTED_FACTOR = 3.0
+EXPECTED_FACTOR = 2.5
 MIN_DURATION = 0.005
 #: The most seconds per figure --duration takes: an hour (the whole report
 #: has dozens of figures).
