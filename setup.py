@@ -180,7 +180,10 @@ def use_clang_cl(compiler, extensions):
 
 class BuildExt(build_ext):
     """build_ext that ends with what to do when there is no C compiler, and
-    builds with clang-cl where MSVC's toolchain builds for 64-bit Windows."""
+    builds with clang-cl where MSVC's toolchain builds for 64-bit Windows;
+    it writes Cython's C into this build's own temporary folder (one per
+    Python and platform, as the objects are), never into the source tree:
+    builds for two Pythons from one checkout at once write no file twice."""
 
     def build_extensions(self):
         if (self.compiler.compiler_type == "msvc"
@@ -195,6 +198,16 @@ class BuildExt(build_ext):
                 f"--install), or set CC to one, or install arc4py from a "
                 f"wheel.")
         super().build_extensions()
+
+    def build_extension(self, ext):
+        if any(source.endswith(".pyx") for source in ext.sources):
+            from Cython.Build import cythonize
+            ext.sources = cythonize(
+                [ext], build_dir=self.build_temp, force=self.force,
+                quiet=not self.verbose, compiler_directives={
+                    "language_level": "3", "freethreading_compatible": True},
+            )[0].sources
+        super().build_extension(ext)
 
 
 PUBLIC_HEADERS = glob.glob("include/arc4py/*.h")
@@ -218,18 +231,15 @@ class BuildPy(build_py):
                          os.path.basename(h)) for h in PUBLIC_HEADERS]
 
 
-from Cython.Build import cythonize  # noqa: E402
-
-ext_modules = cythonize(
-    extensions,
-    compiler_directives={"language_level": "3", "freethreading_compatible": True},
-)
-# Cython adds numpy's headers to each module's depends, by absolute path,
-# which an sdist would warn of once each: what it holds is MANIFEST.in's.
-for ext in ext_modules:
-    ext.depends = [d for d in ext.depends if not os.path.isabs(d)]
+# The wheel's staging folder, by default build/bdist.<platform>/wheel, one
+# per Python too, named as setuptools names the build's other folders.
+FREE_THREADED = "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else ""
+WHEEL_STAGING = os.path.join("build", f"bdist.{PLATFORM}-"
+                             f"{sys.implementation.cache_tag}{FREE_THREADED}",
+                             "wheel")
 
 setup(
     cmdclass={"build_ext": BuildExt, "build_py": BuildPy},
-    ext_modules=ext_modules,
+    ext_modules=extensions,
+    options={"bdist_wheel": {"bdist_dir": WHEEL_STAGING}},
 )

@@ -5,7 +5,8 @@ ends with a timing line, and the run with a table of them.  In order:
 
   host packages, then aarch64 (tests/cross/aarch64_python.sh) started in
   the background; .ci-venv on this Python, the README's test command in it
-  (the whole suite); Debian unstable's CPython for each supported version
+  (the whole suite, the fork and signal programs at their whole counts:
+  ARC4PY_TEST_LONG=1); Debian unstable's CPython for each supported version
   nothing here has (into ~/.cache/arc4py-ci; skipped, saying so, when the
   archive cannot be read).  Then two at a time: the docs (-W); each core
   (ARC4PY_BACKEND); each other supported Python in a fresh venv, with the
@@ -122,7 +123,10 @@ def readme(b):
     if README_COMMAND not in text:
         raise Failed(f"README: README.md no longer says {README_COMMAND!r}: "
                      "change .ci/driver.py's README_COMMAND with it")
-    b.step("pip install, then the whole suite", README_COMMAND, cwd=REPO)
+    # The fork and signal C programs at their whole counts here, where the
+    # README's plain `pytest` runs a tenth (tests/c/test_c_programs.py).
+    b.step("pip install, then the whole suite", README_COMMAND, cwd=REPO,
+           env=dict(os.environ, ARC4PY_TEST_LONG="1"))
 
 
 def pytest_args(b):

@@ -39,14 +39,15 @@ except ModuleNotFoundError as _exc:
 from arc4py import _core
 
 if _core._backend_env_error is not None:
-    # A new exception each time: the stored one keeps no traceback.
-    raise ValueError(str(_core._backend_env_error)) from None
+    from arc4py._import_checks import bad_backend
+    raise bad_backend(_core._backend_env_error) from None
 
 __version__ = "0.1.0"
 
 from arc4py import _lazy_numpy, _random, _secrets
 from arc4py._lazy_numpy import default_rng as default_rng
 from arc4py._random import *  # noqa: F403 - Random and the random module's functions
+from arc4py._random import _inst as _inst  # random._inst, for code that reaches in
 from arc4py._secrets import *  # noqa: F403 - token_*, choice, compare_digest
 from arc4py._secrets import DEFAULT_ENTROPY  # noqa: F401
 from arc4py._uuid import uuid4 as uuid4, uuid7 as uuid7

@@ -20,7 +20,9 @@ from arc4py._numpy import BitGenerator as BitGenerator, default_rng as default_r
 # Random and the random module's functions
 from arc4py._random import (
     Random as Random,
+    SeedIgnoredWarning as SeedIgnoredWarning,
     SystemRandom as SystemRandom,
+    _inst as _inst,
     betavariate as betavariate,
     choices as choices,
     expovariate as expovariate,
@@ -49,6 +51,7 @@ _T = TypeVar("_T")
 __version__: str
 __all__ += [
     "Random",
+    "SeedIgnoredWarning",
     "SystemRandom",
     "betavariate",
     "choices",

@@ -262,7 +262,8 @@ if _os.environ.get("ARC4PY_BACKEND", ""):
         _backend_env_error = ValueError(
             f"ARC4PY_BACKEND={_os.environ['ARC4PY_BACKEND']!r} in the "
             f"environment: {_exc}.  Set ARC4PY_BACKEND to one of the cores "
-            f"available here, or unset it to use the fastest")
+            f"available here, or unset it to use the fastest "
+            f"({backends()[0]}).")
         del _exc
 
 

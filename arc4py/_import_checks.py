@@ -1,6 +1,8 @@
 """What ``import arc4py`` checks before it goes on: the ImportError advice
 when a compiled module is missing (an incomplete installation, or the
-source tree shadowing the installed package, as numpy says of its own)."""
+source tree shadowing the installed package, as numpy says of its own), and
+how a bad ``ARC4PY_BACKEND`` is reported (a ValueError to Python code, one
+line and exit status 2 from the ``arc4py`` command)."""
 import os
 import sys
 
@@ -40,3 +42,38 @@ def installed_elsewhere(here):
             return entry
     return None
 
+
+
+def bad_backend(error):
+    """What ``import arc4py`` raises for a bad ``ARC4PY_BACKEND``
+    (``error``, kept by arc4py._core): a new ValueError with its message,
+    or, where the import is the ``arc4py`` command starting, SystemExit(2)
+    after that message as one line on stderr, as the command reports any
+    bad usage (arc4py/cli/__init__.py)."""
+    if not _importer_is_the_command():
+        return ValueError(str(error))  # new: the stored one keeps no traceback
+    if sys.stderr is not None:
+        sys.stderr.write(f"arc4py: error: {error}\n")
+        sys.stderr.flush()
+    return SystemExit(2)
+
+
+def _importer_is_the_command():
+    """Whether the code importing arc4py is the ``arc4py`` command's
+    launcher: a console script (a ``__main__`` that imports ``arc4py.cli``)
+    or runpy locating ``arc4py.__main__`` for ``python -m arc4py``.  The
+    package is imported before either can run a line of the command."""
+    frame = sys._getframe()
+    while frame is not None and frame.f_globals.get("__name__") != "arc4py":
+        frame = frame.f_back
+    frame = frame and frame.f_back  # above arc4py/__init__.py: the importer
+    while frame is not None and frame.f_code.co_filename.startswith(
+            "<frozen importlib."):
+        frame = frame.f_back
+    if frame is None:
+        return False
+    module = frame.f_globals.get("__name__")
+    if module == "__main__":
+        return "arc4py.cli" in frame.f_code.co_names
+    return (module == "runpy"
+            and frame.f_locals.get("mod_name") == "arc4py.__main__")

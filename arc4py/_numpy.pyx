@@ -30,7 +30,7 @@ cdef const arc4py_capi *_api = _generator_table(_C_API)
 
 # ---- numpy's bitgen_t -----------------------------------------------------------
 
-cdef class BitGenerator(_NumpyBitGenerator):
+cdef class _CoreBitGenerator(_NumpyBitGenerator):
     """BitGenerator()
 
     A ``numpy.random.BitGenerator`` drawing from arc4py's CSPRNG.
@@ -207,6 +207,16 @@ cdef class BitGenerator(_NumpyBitGenerator):
         return out if output else None
 
 
+class BitGenerator(_CoreBitGenerator):
+    __doc__ = _CoreBitGenerator.__doc__
+    __slots__ = ()
+
+
+# numpy names the bit generator of a Generator or RandomState by its
+# class's __name__ ("Generator(PCG64)"), which a compiled class cannot
+# change: this one's says whose it is, "Generator(arc4py.BitGenerator)".
+BitGenerator.__name__ = "arc4py.BitGenerator"
+
 _STATE_NAME = "arc4py.BitGenerator"
 
 
@@ -230,14 +240,8 @@ def _refuse_seed(what, seed):
 
 class Generator(_NumpyGenerator):
     """The ``numpy.random.Generator`` that ``arc4py.default_rng()`` returns:
-    numpy's, over an ``arc4py.BitGenerator``, with a ``repr`` that says so
-    and pickling that gives a new generator (nothing to replay)."""
-
-    def __str__(self):
-        return f"Generator(arc4py.{type(self.bit_generator).__name__})"
-
-    def __repr__(self):
-        return f"{self} at 0x{id(self):X}"
+    numpy's, over an ``arc4py.BitGenerator``, with pickling that gives a
+    new generator (nothing to replay)."""
 
     def __reduce__(self):
         # The bit generator pickles as a new one (and keeps pickles of two
@@ -247,10 +251,10 @@ class Generator(_NumpyGenerator):
 
 def default_rng(seed=None):
     """What ``arc4py.default_rng`` returns (see its docstring)."""
-    if isinstance(seed, BitGenerator):
+    if isinstance(seed, _CoreBitGenerator):
         return Generator(seed)
     if isinstance(seed, _NumpyGenerator) and isinstance(seed.bit_generator,
-                                                        BitGenerator):
+                                                        _CoreBitGenerator):
         return seed
     if seed is not None and not isinstance(seed, _Seedless):
         _refuse_seed("arc4py.default_rng", seed)

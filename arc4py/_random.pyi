@@ -36,14 +36,18 @@ if sys.version_info >= (3, 12):
     from random import binomialvariate as binomialvariate
 
 __all__ = [
-    "Random", "SystemRandom", "betavariate", "choices", "expovariate",
-    "gammavariate", "gauss", "getrandbits", "getstate", "lognormvariate",
+    "Random", "SeedIgnoredWarning", "SystemRandom", "betavariate", "choices",
+    "expovariate", "gammavariate", "gauss", "getrandbits", "getstate", "lognormvariate",
     "normalvariate", "paretovariate", "randbytes", "randint", "randrange",
     "sample", "seed", "setstate", "shuffle", "triangular", "uniform",
     "vonmisesvariate", "weibullvariate",
 ]
 if sys.version_info >= (3, 12):
     __all__ += ["binomialvariate"]
+
+class SeedIgnoredWarning(UserWarning):
+    """Warned where a seed is given and ignored; off unless a warnings
+    filter turns it on."""
 
 class Random(_core.Random, _random.SystemRandom):
     """A random.Random drawing from arc4py (also named SystemRandom, as in
@@ -87,6 +91,9 @@ class Random(_core.Random, _random.SystemRandom):
     def setstate(self, *args: object, **kwds: object) -> NoReturn: ...
 
 SystemRandom = Random
+
+# The instance the functions below are bound to (the stdlib's random._inst).
+_inst: Random
 
 def seed(*args: object, **kwds: object) -> None: ...
 def getstate(*args: object, **kwds: object) -> NoReturn: ...

@@ -27,6 +27,7 @@ import random as _stdlib
 import sys as _sys
 
 from arc4py._core import _C_API, Random as _Primitives
+from arc4py._seed_warning import SeedIgnoredWarning, seed_ignored
 
 from arc4py._cdefs cimport arc4py_capi, arc4py_u64_to_double
 from arc4py._common cimport PY_SSIZE_T_MAX, _generator_table, _raise_os_error
@@ -363,7 +364,11 @@ class Random(_Primitives, _stdlib.SystemRandom):
         itself from the OS, and its output cannot be reproduced (a seed that
         could reproduce it would make it predictable).  For a reproducible
         stream use a seeded generator, such as the standard library's
-        random.Random(seed) (not arc4py's Random)."""
+        random.Random(seed) (not arc4py's Random).  A seed other than None
+        is warned of as a ``SeedIgnoredWarning`` where a warnings filter
+        names that category."""
+        if args or kwds:
+            seed_ignored(args, kwds)
         return None
 
     def getstate(self, *args, **kwds):
@@ -414,7 +419,7 @@ SystemRandom = Random
 # holds no state: each call draws from the calling thread's generator.
 
 _inst = Random()
-__all__ = ["Random", "SystemRandom"]
+__all__ = ["Random", "SeedIgnoredWarning", "SystemRandom"]
 for _name in _stdlib.__all__:
     if (_name not in ("random", "choice")
             and not isinstance(getattr(_stdlib, _name), type)):

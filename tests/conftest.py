@@ -17,6 +17,9 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -128,10 +131,18 @@ def hooks_build(tmp_path_factory):
     shutil.copytree(REPO / "include", root / "include")
     # The whole package source; only _core carries the hooks, so the numpy
     # extension is left out to keep the build short (arc4py loads
-    # arc4py._numpy lazily).  copytree keeps mtimes, so an up-to-date
-    # generated _core.c is reused.
+    # arc4py._numpy lazily).
     shutil.copytree(REPO / "arc4py", root / "arc4py", ignore=shutil.ignore_patterns(
         "_numpy*", "*.so", "__pycache__"))
+    # Cython's C from the checkout's last build for this Python (setup.py
+    # writes it into build/temp.*), mtime kept: an up-to-date one is reused.
+    temp = Path("build") / "temp.{}-{}{}".format(
+        sysconfig.get_platform(), sys.implementation.cache_tag,
+        "t" if sysconfig.get_config_var("Py_GIL_DISABLED") else "")
+    made = REPO / temp / "arc4py" / "_core.c"
+    if made.exists():
+        (root / temp / "arc4py").mkdir(parents=True)
+        shutil.copy2(made, root / temp / "arc4py" / "_core.c")
     env = dict(os.environ, ARC4PY_TEST_HOOKS="1")
     env.pop("ARC4PY_SANITIZE", None)
     proc = run_python(

@@ -188,6 +188,22 @@ def run_to_closed_pipe(argv, *, cwd):
     return proc.returncode, err
 
 
+#: The lines ``arc4py bench`` writes on stderr off a terminal: the start
+#: line, then one as each row is done (arc4py/bench/timing.py's Progress).
+BENCH_PROGRESS = re.compile(
+    r"arc4py bench: \d+ figures of [\d.e-]+ s each, about \d+ s in all; "
+    r"a line on stderr as each row is done|\[\d+/\d+\] .+: done \(\d+ s\)")
+
+
+def without_bench_progress(stderr):
+    """``stderr`` (bytes or str, the same back) less its bench progress
+    lines: what else the command said."""
+    text = stderr.decode() if isinstance(stderr, bytes) else stderr
+    rest = "".join(line for line in text.splitlines(keepends=True)
+                   if not BENCH_PROGRESS.fullmatch(line.rstrip("\r\n")))
+    return rest.encode() if isinstance(stderr, bytes) else rest
+
+
 def run_child(code, *args, **kwargs):
     """Run the (dedented) source ``code`` with ``python -c``; ``args`` become
     its sys.argv[1:].  Keyword arguments as for run_python."""

@@ -32,8 +32,10 @@ def measure_c_api(rows, duration):
     ``duration`` seconds.
 
     Returns ``{"columns": [name, ...], "rows": [{"id": str, "label": str,
-    "size": int, "mbps": {column: float or None}}, ...], "skipped": {column:
-    reason}}``; a skipped column has ``None`` in every row.
+    "size": int, "mbps": {column: float or None}, "spread": {column: float},
+    "unstable": {column: bool}}, ...], "skipped": {column: reason}}``; a
+    skipped column has ``None`` in ``mbps`` and no spread.  A figure's
+    spread and its flag are the Python rows' (timing.summarize).
     """
     status = c_loops.columns()
     columns = list(status)
@@ -43,16 +45,18 @@ def measure_c_api(rows, duration):
     out = []
     try:
         for row in rows:
-            mbps = dict.fromkeys(columns)
+            mbps, spread, unstable = dict.fromkeys(columns), {}, {}
             for col in measured:
                 args = (col, C_KINDS[row.kind], row.size)
                 progress.show(f"C API {col}  {row.name}")
-                rates = measure_single_rounds(
-                    lambda args=args: (_c_calls, args), duration)[3]
-                mbps[col] = mb_per_s(summarize(rates)["median"], row.size)
+                stats = summarize(measure_single_rounds(
+                    lambda args=args: (_c_calls, args), duration)[3])
+                mbps[col] = mb_per_s(stats["median"], row.size)
+                spread[col], unstable[col] = stats["spread"], stats["unstable"]
                 progress.step()
             out.append({"id": row.id, "label": row.name, "size": row.size,
-                        "mbps": mbps})
+                        "mbps": mbps, "spread": spread, "unstable": unstable})
+            progress.finished(f"C API {row.name}")
     finally:
         progress.close()
     return {"columns": columns, "rows": out, "skipped": skipped}

@@ -29,6 +29,10 @@ from arc4py.bench.sources import PEERS, ROW_IDS, ROWS
 DEFAULT_DURATION = 0.5
 QUICK_BUDGET = 18.0
 QUICK_MAX_DURATION = 0.25
+#: A report takes about this many times its figures' timed seconds (the
+#: calibrations, the threads' start, the peers' set-up): 1.8 to 3.4 on two
+#: busy cores, the default report and --compare, --quick or not.
+EXPECTED_FACTOR = 2.5
 MIN_DURATION = 0.005
 #: The most seconds per figure --duration takes: an hour (the whole report
 #: has dozens of figures).
@@ -183,6 +187,7 @@ def _measure_in_process(sources, rows, threads, duration, progress):
                 figures.append(_figure(src, row, threads, calls, elapsed,
                                        rates))
                 progress.step()
+        progress.finished(row.name)
     return figures
 
 
@@ -224,7 +229,8 @@ def collect(cores, compare, rows, threads, duration, child=False):
         raise UsageError(f"--child: the core is {current}, not "
                          f"{', '.join(remote)}")
     modes = 2 if threads > 1 else 1
-    progress = Progress(len(rows) * modes * (len(cores) + len(peers)))
+    progress = Progress(len(rows) * modes * (len(cores) + len(peers)),
+                        lines=not child)
     figures = []
     sources = [Arc4pySource(c) for c in local] + peers
     try:
@@ -237,6 +243,7 @@ def collect(cores, compare, rows, threads, duration, child=False):
             except (RuntimeError, ValueError, KeyError) as exc:
                 skipped[f"arc4py:{core}"] = str(exc)
             progress.step(len(rows) * modes)
+            progress.finished(f"arc4py:{core} (subprocess), every row")
         figures += _measure_in_process(sources, rows, threads, duration,
                                        progress)
     finally:
@@ -311,6 +318,7 @@ def run(args):
     import json
 
     from arc4py.bench.report import format_report, plot
+    from arc4py.bench.timing import stderr_is_a_terminal
     from arc4py.cli.output import write_stderr, write_stdout
 
     try:
@@ -330,6 +338,10 @@ def run(args):
             # the C table's figures, one thread each, share the budget
             figures += len(rows) * len(c_api.c_loops.columns())
         duration = figure_duration(args.duration, args.quick, figures)
+        if not (args.child or stderr_is_a_terminal()):
+            write_stderr(f"arc4py bench: {figures} figures of {duration:.3g} s "
+                         f"each, about {figures * duration * EXPECTED_FACTOR:.0f}"
+                         f" s in all; a line on stderr as each row is done\n")
         report = collect(cores, args.compare, rows, threads, duration,
                          child=args.child)
         if c_api is not None:

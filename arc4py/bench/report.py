@@ -167,13 +167,26 @@ def format_c_api(c_api):
     for r in c_api["rows"]:
         b = r["mbps"].get(base) if base else None
         lines.append([r["label"]] + [
-            _cell(r["mbps"].get(c), b if c != base else None) for c in cols])
+            _cell(r["mbps"].get(c), b if c != base else None, _c_figure(r, c))
+            for c in cols])
     out += table(["request"] + cols, lines)
-    skipped = [f"{name}: skipped: {why}." for name, why
-               in c_api.get("skipped", {}).items()]
-    if skipped:
-        out += _notes(skipped)
+    notes = [f"{name}: skipped: {why}." for name, why
+             in c_api.get("skipped", {}).items()]
+    if any(any(r.get("unstable", {}).values()) for r in c_api["rows"]):
+        notes.insert(0, unstable_note())
+    if notes:
+        out += _notes(notes)
     return out
+
+
+def _c_figure(row, column):
+    """A C-API figure's spread and flag, as _cell takes them (None where
+    the row has none: a skipped column, or a report from before they were
+    kept)."""
+    if column not in row.get("spread", {}):
+        return None
+    return {"spread": row["spread"][column],
+            "unstable": row.get("unstable", {}).get(column, False)}
 
 
 def plot(report, path):

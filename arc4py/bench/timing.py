@@ -198,16 +198,26 @@ def interleaved(jobs, rounds, target, progress=None):
     return rates
 
 
-class Progress:
-    """One self-overwriting line on stderr, only when stderr is a terminal."""
+def stderr_is_a_terminal():
+    """Whether stderr is a terminal (where a line can rewrite itself)."""
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
 
-    def __init__(self, total):
+
+class Progress:
+    """Progress on stderr: on a terminal one self-overwriting line
+    (``show``); elsewhere (a pipe, a file, CI, a notebook) a line for each
+    part that ``finished`` names, with the seconds since the start, so
+    that a long run is never silent.  ``lines=False``: none of those."""
+
+    def __init__(self, total, lines=True):
         self.total = total
         self.done = 0
-        try:
-            self.on = sys.stderr is not None and sys.stderr.isatty()
-        except (AttributeError, ValueError):
-            self.on = False
+        self.on = stderr_is_a_terminal()
+        self.lines = lines and not self.on and sys.stderr is not None
+        self.start = time.perf_counter()
 
     def show(self, text):
         if self.on:
@@ -216,6 +226,16 @@ class Progress:
 
     def step(self, n=1):
         self.done += n
+
+    def finished(self, text):
+        if self.lines:
+            elapsed = time.perf_counter() - self.start
+            try:
+                sys.stderr.write(f"[{self.done}/{self.total}] {text}: done "
+                                 f"({elapsed:.0f} s)\n")
+                sys.stderr.flush()
+            except (OSError, ValueError):  # nobody reads stderr any more
+                self.lines = False
 
     def close(self):
         if self.on:

@@ -14,6 +14,7 @@ import secrets
 import sys
 import threading
 import unittest
+import warnings
 
 import pytest
 
@@ -261,3 +262,107 @@ print("ok")
     out = run_child(script)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+def test_the_shared_instance_is_the_stdlibs_inst():
+    # random._inst: the instance the module's functions are bound to
+    assert type(arc4py._inst) is arc4py.Random
+    for name in sorted(set(FUNCTIONS) - SHARED):
+        assert getattr(arc4py, name).__self__ is arc4py._inst, name
+    from arc4py import _inst
+    assert _inst is arc4py._inst
+    assert "_inst" not in arc4py.__all__
+
+
+def test_code_that_reaches_into_random_inst_runs_under_a_swap():
+    # Libraries serve `seed=None` with the random module's own instance,
+    # and test tools import it; under sys.modules["random"] = arc4py both
+    # get arc4py's.
+    script = """
+import sys
+import arc4py
+sys.modules["random"] = arc4py
+import random
+from random import _inst
+
+def check_random_state(seed=None):
+    if seed is None:
+        return random._inst
+    return random.Random(seed)
+
+rng = check_random_state()
+assert rng is _inst is arc4py._inst and isinstance(rng, random.Random)
+x = rng.random()
+assert 0.0 <= x < 1.0 and rng.randint(1, 6) in range(1, 7)
+deck = list(range(10))
+rng.shuffle(deck)
+assert sorted(deck) == list(range(10))
+assert random.shuffle.__self__ is rng and random.gauss.__self__ is rng
+print("ok")
+"""
+    out = run_child(script)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+# ---- ignored seeds: arc4py.SeedIgnoredWarning, off unless a filter turns it on ----
+
+class _Sub(arc4py.Random):
+    pass
+
+
+SEEDED = [("seed(42)", lambda: arc4py.seed(42)),
+          ("seed(a=b'x', version=2)", lambda: arc4py.seed(a=b"x", version=2)),
+          ("Random(42)", lambda: arc4py.Random(42)),
+          ("Random().seed('text')", lambda: arc4py.Random().seed("text")),
+          ("SystemRandom(0)", lambda: arc4py.SystemRandom(0)),
+          ("a subclass(3)", lambda: _Sub(3))]
+UNSEEDED = [lambda: arc4py.seed(), lambda: arc4py.seed(None),
+            lambda: arc4py.seed(None, 2), lambda: arc4py.Random(),
+            lambda: arc4py.Random(None), lambda: _Sub()]
+
+
+@pytest.mark.parametrize("call", [c for _, c in SEEDED], ids=[i for i, _ in SEEDED])
+def test_an_ignored_seed_is_warned_of_where_it_is_given(call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", arc4py.SeedIgnoredWarning)
+        with pytest.warns(arc4py.SeedIgnoredWarning,
+                          match=r"arc4py ignores the seed .* random\.Random\(seed\)"
+                          ) as caught:
+            call()
+    # named at the line that gave the seed, not inside arc4py or random.py
+    assert [w.filename for w in caught] == [__file__]
+
+
+def test_no_seed_no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", arc4py.SeedIgnoredWarning)
+        for call in UNSEEDED:
+            call()
+
+
+def test_the_seed_warning_is_off_unless_a_filter_names_it():
+    assert issubclass(arc4py.SeedIgnoredWarning, UserWarning)
+    assert arc4py.SeedIgnoredWarning.__module__ == "arc4py"
+    assert "SeedIgnoredWarning" in arc4py.__all__
+    # a blanket filter (python -W error, or pytest's) leaves it off
+    script = """
+import warnings
+import arc4py
+warnings.showwarning = lambda *a, **k: print("shown", a[0])
+arc4py.seed(42)
+arc4py.Random(42).random()
+warnings.simplefilter("error")
+arc4py.seed(42)
+arc4py.Random(7)
+warnings.simplefilter("error", arc4py.SeedIgnoredWarning)
+arc4py.seed(None)
+try:
+    arc4py.seed(42)
+except arc4py.SeedIgnoredWarning as exc:
+    print("error:", exc)
+"""
+    out = run_child(script)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("error: arc4py ignores the seed 42:"), out.stdout
+    assert "shown" not in out.stdout and not out.stderr

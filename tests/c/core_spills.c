@@ -54,7 +54,9 @@ int main(void)
 #define DEPTH 8192          /* bytes of stack copied below the caller */
 #define WORDS (DEPTH / 4)
 #define MAX_BLOCKS 40       /* per call: several 8- and 16-block groups */
+#ifndef SNAPSHOTS          /* -DSNAPSHOTS=N: fewer (tests/c/test_c_programs.py) */
 #define SNAPSHOTS 1500      /* copies inside calls, per core */
+#endif
 #define MAX_CALLS 200000    /* repeats, per core, before giving up */
 #define CHANCE 2            /* copies with one lone match let pass */
 

@@ -71,7 +71,9 @@ int main(void)
 #define AROUND 24           /* blocks either side of a signal's output point */
 #define MAX_TARGETS (1u << 20)
 #define MAX_GROUPS (1u << 17)
+#ifndef WANT               /* -DWANT=N: fewer (tests/c/test_c_programs.py) */
 #define WANT 150            /* searched draws wanted per mode */
+#endif
 #define SECONDS 20.0        /* per mode, at most */
 #define SIGNAL_NS 20000     /* the sibling's pause between signals */
 

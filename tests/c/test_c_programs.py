@@ -150,6 +150,20 @@ NO_AVX512_RUN = ("this CPU cannot run the avx512 core, so the AVX-512 hand-out "
                  "was compiled, not run (the emulated case runs it)")
 
 
+#: The fork and signal programs (fork_census, core_spills, signal_frames)
+#: run a tenth of their forks and snapshots, so that plain `pytest` stays
+#: short; ARC4PY_TEST_LONG=1 runs them whole (CI's README run does:
+#: .ci/driver.py; CONTRIBUTING.md).  core_spills and signal_frames take
+#: theirs at build time (-DSNAPSHOTS, -DWANT): a bound read at run time
+#: changes how the compiler lays out the frames their copies search.
+LONG = os.environ.get("ARC4PY_TEST_LONG", "") not in ("", "0")
+
+
+def count(whole):
+    """``whole`` under ARC4PY_TEST_LONG=1, else a tenth of it."""
+    return whole if LONG else whole // 10
+
+
 HOOKS = ("-DARC4PY_TEST_HOOKS=1",)
 #: What a census finds in the children of the generator's own C: nothing.
 CENSUS_CLEAN = {"whole_keys": 0, "key_words": 0, "nonces": 0, "core_words": 0,
@@ -173,19 +187,22 @@ PROGRAMS = [
     *(Program(f"dead_stack-{core}", "dead_stack.c", (core,))
       for core in arc4py.backends()),
     *(Program(f"core_spills-{compiler}{opt}", "core_spills.c", link="cores",
-              flags=(opt,), compiler=compiler, timeout=600,
+              flags=(opt, f"-DSNAPSHOTS={count(1500)}"), compiler=compiler,
+              timeout=600,
               expect={"cores": len(arc4py.backends())},
               skip=unless(POSIX, "POSIX signals on an alternate stack"))
       for compiler in ("gcc", "clang") for opt in ("-O2", "-O3")),
     *(Program(f"fork_midfill-{core}", "fork_midfill.c", (core,), runs=40, oks=6,
               skip=unless(LINUX, "reads /proc/self/maps"), slow=False)
       for core in arc4py.backends()),
-    *(Program(f"fork_census-{core}", "fork_census.c", (core,), flags=HOOKS,
+    *(Program(f"fork_census-{core}", "fork_census.c",
+              ("--forks", str(count(300)), core), flags=HOOKS,
               timeout=600, expect=CENSUS_CLEAN, skip=_wipe_on_fork)
       for core in arc4py.backends()),
     # The other optimisation level and compiler, every core in one run.
     *(Program(f"fork_census-{compiler}{opt}", "fork_census.c",
-              ("--forks", "100", *arc4py.backends()), flags=(opt, *HOOKS),
+              ("--forks", str(count(100)), *arc4py.backends()),
+              flags=(opt, *HOOKS),
               compiler=compiler, timeout=600, expect=CENSUS_CLEAN,
               skip=_wipe_on_fork)
       for compiler, opt in (("gcc", "-O2"), ("clang", "-O2"), ("clang", "-O3"))),
@@ -201,7 +218,8 @@ PROGRAMS = [
     Program("fork_in_handler", "fork_in_handler.c", runs=5, oks=3, timeout=120,
             skip=_wipe_on_fork),
     Program("signal_nested", "signal_nested.c", skip=unless(POSIX, "POSIX signals")),
-    *(Program(f"signal_frames-{core}", "signal_frames.c", (core,), flags=HOOKS,
+    *(Program(f"signal_frames-{core}", "signal_frames.c", (core,),
+              flags=(*HOOKS, f"-DWANT={count(150)}"),
               timeout=300, expect={"key": 0, "x20": 0, "round": 0},
               skip=unless(POSIX, "POSIX signals and threads"))
       for core in arc4py.backends()),

@@ -3,6 +3,7 @@ plot; and --c-api's rendering, checked in process with a fake
 arc4py.bench.capi (its figures are the fake's, not timings).  The real C
 loops: test_bench_capi.py."""
 import importlib.util
+import io
 import json
 import sys
 import types
@@ -13,7 +14,7 @@ import arc4py
 import arc4py.bench
 from arc4py.__main__ import main
 from arc4py.bench import report
-from helpers import one_line, run_cli
+from helpers import BENCH_PROGRESS, one_line, run_cli, without_bench_progress
 
 HAVE_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 # the fastest core in a child with no ARC4PY_BACKEND
@@ -87,7 +88,7 @@ def test_bench_table():
     assert "MB/s" in out and "10**6" in out
     assert "arc4random" in out and "fill 4 KiB" in out
     assert "os.urandom" in out and "GIL" in out
-    assert r.stderr == b""      # no progress line when stderr is not a TTY
+    assert without_bench_progress(r.stderr) == b"", r.stderr
 
 
 @pytest.mark.slow
@@ -100,6 +101,38 @@ def test_bench_other_cores_in_subprocesses():
     assert report["columns"] == [f"arc4py:{c}" for c in arc4py.backends()]
     figures = positive_figures(report)
     assert {f["source"] for f in figures} == set(report["columns"])
+
+
+def test_bench_progress_when_piped():
+    # stderr a pipe (CI, `| tee`, a notebook): a start line saying how long,
+    # then a line as each row is done, in order; stdout the report alone
+    r = run_cli("bench", "--json", "--rows", "arc4random,buf16,fill4k",
+                "--duration", "0.005", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.decode().splitlines()
+    assert lines[0].startswith("arc4py bench: 6 figures of 0.005 s each, about ")
+    assert [line.split(": done")[0] for line in lines[1:]] == [
+        "[2/6] arc4random", "[4/6] arc4random_buf(16)", "[6/6] fill 4 KiB"]
+    assert all(BENCH_PROGRESS.fullmatch(line) for line in lines), lines
+    assert json.loads(r.stdout)["figures"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_bench_progress_on_a_terminal_is_one_line(monkeypatch, capsys):
+    # on a terminal the line rewrites itself and is cleared at the end:
+    # no start line, no line per row
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["bench", "--json", "--rows", "arc4random,buf16",
+                 "--duration", "0.005", "--threads", "1"]) == 0
+    shown = terminal.getvalue()
+    assert "\r\x1b[K[0/2] arc4py:" in shown and "\r\x1b[K[1/2] arc4py:" in shown
+    assert shown.endswith("\r\x1b[K") and "\n" not in shown
+    assert json.loads(capsys.readouterr().out)["figures"]
 
 
 @pytest.mark.parametrize("opt", [["--backend", "nosuchcore"],
@@ -177,7 +210,9 @@ FAKE_C_API = {
     "rows": [
         {"label": "arc4random", "size": 4,
          "mbps": {"arc4py": 400.0, "libbsd": 100.0, "libc": 200.0,
-                  "openssl": None}},
+                  "openssl": None},
+         "spread": {"arc4py": 0.02, "libbsd": 0.05, "libc": 0.2},
+         "unstable": {"arc4py": False, "libbsd": False, "libc": True}},
         {"label": "arc4random_buf(16)", "size": 16,
          "mbps": {"arc4py": 1600.0, "libbsd": 800.0, "libc": 400.0,
                   "openssl": None}},
@@ -220,10 +255,15 @@ def test_c_api_table(fake_c_api, capsys):
     assert "vs libbsd" in lines[0]
     assert lines[1].split() == ["request", "arc4py", "libbsd", "libc",
                                 "openssl"]
-    assert lines[3].split() == ["arc4random", "400", "(4.00x)", "100",
-                                "200", "(2.00x)", "-"]
+    # each figure with its spread, "!" where unstable, as the Python rows
+    assert lines[3].split() == ["arc4random", "400", "±2%", "(4.00x)", "100",
+                                "±5%", "200", "±20%!", "(2.00x)", "-"]
+    # (a report without spreads, from before they were kept, still shows)
     assert lines[4].split() == ["arc4random_buf(16)", "1,600", "(2.00x)",
                                 "800", "400", "(0.50x)", "-"]
+    notes = " ".join(" ".join(lines[5:]).split())
+    assert "! unstable: the figure's rounds spread by more than 10%" in notes
+    assert "± is the rounds' median absolute deviation" in notes
     assert "openssl: skipped: libcrypto.so.3 not found." in out
 
 
@@ -282,5 +322,7 @@ def test_c_api_failure_is_reported(monkeypatch, capsys):
     assert main(["bench", "--c-api", *TINY]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == ("arc4py bench: error: --c-api: dlopen: "
-                            "libarc4py_capi.so: cannot open shared object\n")
+    *progress, last = captured.err.splitlines()
+    assert last == ("arc4py bench: error: --c-api: dlopen: "
+                    "libarc4py_capi.so: cannot open shared object")
+    assert without_bench_progress("\n".join(progress)) == "", progress

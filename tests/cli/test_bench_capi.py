@@ -14,8 +14,8 @@ import pytest
 
 from arc4py.bench.command import select_rows
 from arc4py.bench.sources import ROWS
-from arc4py.bench.timing import UNROLL
-from helpers import child_env, run_python, run_to_closed_pipe
+from arc4py.bench.timing import UNROLL, UNSTABLE_SPREAD
+from helpers import child_env, run_python, run_to_closed_pipe, without_bench_progress
 
 try:
     from arc4py.bench import capi
@@ -114,8 +114,12 @@ def test_real_c_loops_shape():
         for col, v in row["mbps"].items():
             if col in rep["skipped"]:
                 assert v is None
+                assert col not in row["spread"] and col not in row["unstable"]
             else:
                 assert type(v) is float and v > 0
+                # each figure's spread over its rounds, as the Python rows'
+                assert type(row["spread"][col]) is float and row["spread"][col] >= 0
+                assert row["unstable"][col] == (row["spread"][col] > UNSTABLE_SPREAD)
 
 
 def c_table(stdout):
@@ -147,4 +151,4 @@ def test_json_and_table_agree():
 def test_closed_pipe_ends_quietly(fmt, tmp_path):
     status, err = run_to_closed_pipe([*BENCH, *SHORT, *fmt], cwd=tmp_path)
     assert status == 0, err
-    assert err == b""
+    assert without_bench_progress(err) == b"", err

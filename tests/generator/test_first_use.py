@@ -313,7 +313,10 @@ def test_bad_backend_error_names_the_variable(value):
                            f"environment: unknown backend {value!r}"), last
     for name in arc4py.backends():
         assert name in last
-    assert "unset it" in last and "arc4py info" not in last
+    # the message whole: what unsetting it gives, and a full stop
+    assert last.endswith(f"or unset it to use the fastest "
+                         f"({arc4py.backends()[0]})."), last
+    assert "arc4py info" not in last
 
 
 def test_bad_backend_error_is_raised_on_every_import():
@@ -332,15 +335,16 @@ def test_bad_backend_error_is_raised_on_every_import():
 
 
 def assert_failed_on_bad_backend(proc):
-    """The command stopped at its own ``import arc4py``: no output, and the
-    ValueError naming the variable, its value and the cores here last."""
-    assert proc.returncode != 0
+    """The command stopped at its own ``import arc4py`` as it stops on any
+    bad usage: no output, exit status 2, and one line on stderr, the
+    ValueError's message whole (the variable, its value, the cores here)."""
+    assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
-    last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("ValueError: ARC4PY_BACKEND='bogus' in the "
-                           "environment"), last
+    assert proc.stderr.endswith(".\n") and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("arc4py: error: ARC4PY_BACKEND='bogus' in "
+                                  "the environment: unknown backend"), proc.stderr
     for name in arc4py.backends():
-        assert name in last
+        assert name in proc.stderr
 
 
 @pytest.mark.parametrize("argv", [["info"], ["bytes", "16"]],
@@ -348,6 +352,21 @@ def assert_failed_on_bad_backend(proc):
 def test_the_command_fails_under_a_bad_backend(argv):
     assert_failed_on_bad_backend(
         run_python(["-m", "arc4py", *argv], ARC4PY_BACKEND="bogus"))
+
+
+def test_a_module_importing_the_command_gets_the_valueerror():
+    # arc4py.cli imported by a module of a program (not its __main__, not
+    # the command's launcher): the import's ValueError, as for any code
+    script = (
+        "import types\n"
+        "tool = types.ModuleType('tool')\n"
+        "try:\n"
+        "    exec('import arc4py.cli', tool.__dict__)\n"
+        "except ValueError as exc:\n"
+        "    print('ValueError', str(exc)[:22])\n")
+    proc = run_python(["-c", script], ARC4PY_BACKEND="bogus")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout == "ValueError ARC4PY_BACKEND='bogus'\n"
 
 
 def test_the_console_script_fails_under_a_bad_backend():

@@ -23,6 +23,22 @@ def test_bitgenerator_is_numpy_bitgenerator():
     assert "arc4py.BitGenerator" in repr(bg)
 
 
+def test_numpys_objects_over_it_name_arc4py():
+    # numpy prints a Generator or RandomState with its bit generator's
+    # class name: "Generator(PCG64)"; over ours, one that says whose
+    bg = arc4py.BitGenerator()
+    g = np.random.Generator(bg)
+    assert str(g) == "Generator(arc4py.BitGenerator)"
+    assert repr(g) == f"Generator(arc4py.BitGenerator) at 0x{id(g):X}"
+    assert str(np.random.RandomState(bg)) == "RandomState(arc4py.BitGenerator)"
+    assert str(arc4py.default_rng()) == "Generator(arc4py.BitGenerator)"
+    assert [str(c) for c in g.spawn(2)] == ["Generator(arc4py.BitGenerator)"] * 2
+    # the class itself is found where it lives, and pickles by that
+    assert repr(arc4py.BitGenerator) == "<class 'arc4py._numpy.BitGenerator'>"
+    assert pickle.loads(pickle.dumps(arc4py.BitGenerator)) is arc4py.BitGenerator
+    assert type(copy.copy(bg)) is type(pickle.loads(pickle.dumps(bg))) is arc4py.BitGenerator
+
+
 def test_bitgenerator_lock():
     bg = arc4py.BitGenerator()
     with bg.lock:

@@ -7,6 +7,9 @@
     test_aarch64_pyconfig_table           wheel_targets.AARCH64_PYCONFIG is
                                           exactly where Debian's arm64 and
                                           amd64 pyconfig.h differ
+    test_cython_output_goes_to_the_build  Cython's C is written into the
+                                          build's own per-Python folder,
+                                          not beside the .pyx
     test_no_c_compiler_says_what_to_do    a source build without a C
                                           compiler ends saying to install
                                           one or use a wheel
@@ -168,17 +171,49 @@ def test_aarch64_pyconfig_table(tmp_path):
         assert not key.startswith(("SIZEOF_", "ALIGNOF_", "Py_")), key
 
 
+def test_cython_output_goes_to_the_build(monkeypatch, tmp_path):
+    """setup.py's build_ext cythonizes each module into its build_temp (one
+    per Python and platform), so builds for two Pythons from one checkout
+    at once never write the same file; the source tree gets nothing."""
+    if not (REPO / "setup.py").exists():
+        pytest.skip("the source tree (setup.py) is not next to the tests")
+    setuptools = pytest.importorskip("setuptools")
+    pytest.importorskip("Cython.Build")
+    from setuptools.command.build_ext import build_ext
+    src = tmp_path / "src"      # a copy: nothing is written into the checkout
+    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(
+        ".git", "build", "dist", ".ci-*", ".venv", "*.so", "__pycache__",
+        "*.egg-info", "*.c"), dirs_exist_ok=False)
+    for folder in ("csrc", "cbind", "bench"):   # the hand-written C, back
+        for c in (REPO / "arc4py" / folder).glob("*.c"):
+            shutil.copy(c, src / "arc4py" / folder / c.name)
+    monkeypatch.chdir(src)
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
+    ns = runpy.run_path(str(src / "setup.py"), run_name="setup")
+    compiled = []
+    monkeypatch.setattr(build_ext, "build_extension",
+                        lambda self, ext: compiled.append(list(ext.sources)))
+    [ext] = [e for e in ns["extensions"] if e.name == "arc4py._random"]
+    cmd = ns["BuildExt"](setuptools.Distribution())
+    cmd.build_temp = str(tmp_path / "temp.this-python")
+    cmd.force, cmd.verbose = False, 0
+    cmd.build_extension(ext)
+    assert compiled == [[str(Path(cmd.build_temp) / "arc4py" / "_random.c")]]
+    assert (tmp_path / "temp.this-python" / "arc4py" / "_random.c").stat().st_size
+    assert sorted(p.name for p in (src / "arc4py").glob("*.c")) == []
+    # and the wheel's staging folder is this Python's own too
+    assert sys.implementation.cache_tag in ns["WHEEL_STAGING"]
+
+
 def test_no_c_compiler_says_what_to_do(monkeypatch):
     """setup.py's build_ext, given a compiler command that is not there,
     stops before compiling with a message naming it and the two ways out."""
     if not (REPO / "setup.py").exists():
         pytest.skip("the source tree (setup.py) is not next to the tests")
     setuptools = pytest.importorskip("setuptools")
-    cython_build = pytest.importorskip("Cython.Build")
-    # setup.py's namespace, without building: setup() and cythonize() idle.
+    # setup.py's namespace, without building: setup() idle.
     monkeypatch.chdir(REPO)
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
-    monkeypatch.setattr(cython_build, "cythonize", lambda exts, **kw: exts)
     ns = runpy.run_path(str(REPO / "setup.py"), run_name="setup")
 
     class Compiler:
