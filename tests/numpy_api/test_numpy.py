@@ -338,7 +338,7 @@ def test_bitgenerator_before_numpy_is_used_stands_for_the_class():
         assert cls is not stand_in and cls.__module__ == "arc4py._numpy"
         assert isinstance(cls(), stand_in) and issubclass(cls, stand_in)
         assert isinstance(stand_in(), cls)
-        assert stand_in.__name__ == "BitGenerator"
+        assert stand_in.__name__ == cls.__name__ == "arc4py.BitGenerator"
         assert stand_in.__doc__ == cls.__doc__ and repr(stand_in) == repr(cls)
 
         class Mine(stand_in):
