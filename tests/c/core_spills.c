@@ -9,8 +9,19 @@
  * in its own pages) with random key, nonce and counter, zeroes the stack
  * below the caller and runs the core, again and again, until a timer
  * signal lands inside it.  The handler runs on its own stack and copies
- * the DEPTH bytes below the caller: the stack at that instant, live frames
- * and dead ones.  After the call returns the same bytes are copied again.
+ * the DEPTH bytes below the stack pointer at the call: the stack at that
+ * instant, the core's frames from their first byte, live and dead.  After
+ * the call returns the same bytes are copied again.
+ *
+ * The call goes through call_core (x86-64 and AArch64), which records that
+ * stack pointer and clears the callee-saved registers first.  A core saves
+ * the ones it uses in its own frame, as the ABI asks: without the clearing,
+ * what this program left in one (its reference rounds, a key word it drew)
+ * is found there as if the core had spilled it, and without the exact
+ * stack pointer the copy began up to 112 bytes below the core's first
+ * frame, where the stack's random alignment put it.  -DPLANT fills those
+ * registers with an x20 word of the call instead: the control, which must
+ * find it in the generic core's frame (tests/c/test_c_programs.py).
  * Each copy is searched, as aligned 32-bit words, for
  *   key   a key or nonce word of the input (state words 4..11, 14, 15);
  *   x20   a word 4..11, 14 or 15 of a block's working state after the 20
@@ -189,7 +200,7 @@ static void on_timer(int sig)
     size_t i;
 
     (void)sig;
-    if (!in_core || taken)
+    if (!in_core || taken || !top)
         return;
     p = (const volatile uint32_t *)(top - DEPTH);
     for (i = 0; i < WORDS; i++)
@@ -209,23 +220,111 @@ __attribute__((noinline)) static void zero_below(void)
         p[i] = 0;
 }
 
+/*
+ * call_core(fn, state, out, nblocks, top, fill): stores the stack pointer
+ * at the call in *top, sets every callee-saved register to fill, calls
+ * fn(state, out, nblocks) and restores them.  Its own frame lies above
+ * *top, outside the copies.
+ */
+typedef void call_core_fn(arc4py_chacha20_blocks_fn fn, uint32_t *st,
+                          uint8_t *o, size_t nblocks, volatile uintptr_t *at,
+                          uint64_t fill);
+#if defined(__x86_64__) && !defined(__APPLE__) && !defined(__CYGWIN__)
+#define CALL_CORE 1
+call_core_fn call_core;
+__asm__(".text\n"
+        ".p2align 4\n"
+        "call_core:\n"
+        "    push %rbx\n    push %rbp\n    push %r12\n"
+        "    push %r13\n    push %r14\n    push %r15\n"
+        "    sub $8, %rsp\n"                 /* 16-byte aligned at the call */
+        "    mov %rdi, %rax\n"
+        "    mov %rsi, %rdi\n    mov %rdx, %rsi\n    mov %rcx, %rdx\n"
+        "    mov %rsp, (%r8)\n"
+        "    mov %r9, %rbx\n    mov %r9, %rbp\n    mov %r9, %r12\n"
+        "    mov %r9, %r13\n    mov %r9, %r14\n    mov %r9, %r15\n"
+        "    call *%rax\n"
+        "    add $8, %rsp\n"
+        "    pop %r15\n    pop %r14\n    pop %r13\n"
+        "    pop %r12\n    pop %rbp\n    pop %rbx\n"
+        "    ret\n");
+#elif defined(__aarch64__) && !defined(__APPLE__)
+#define CALL_CORE 1
+call_core_fn call_core;
+/* x19..x28, and d8..d15 (the low halves of v8..v15, callee-saved). */
+__asm__(".text\n"
+        ".p2align 4\n"
+        "call_core:\n"
+        "    stp x29, x30, [sp, #-160]!\n"
+        "    stp x19, x20, [sp, #16]\n    stp x21, x22, [sp, #32]\n"
+        "    stp x23, x24, [sp, #48]\n    stp x25, x26, [sp, #64]\n"
+        "    stp x27, x28, [sp, #80]\n"
+        "    stp d8, d9, [sp, #96]\n     stp d10, d11, [sp, #112]\n"
+        "    stp d12, d13, [sp, #128]\n  stp d14, d15, [sp, #144]\n"
+        "    mov x9, x0\n"
+        "    mov x0, x1\n    mov x1, x2\n    mov x2, x3\n"
+        "    mov x10, sp\n   str x10, [x4]\n"
+        "    mov x19, x5\n   mov x20, x5\n   mov x21, x5\n   mov x22, x5\n"
+        "    mov x23, x5\n   mov x24, x5\n   mov x25, x5\n   mov x26, x5\n"
+        "    mov x27, x5\n   mov x28, x5\n   mov x29, x5\n"
+        "    fmov d8, x5\n   fmov d9, x5\n   fmov d10, x5\n  fmov d11, x5\n"
+        "    fmov d12, x5\n  fmov d13, x5\n  fmov d14, x5\n  fmov d15, x5\n"
+        "    blr x9\n"
+        "    ldp d14, d15, [sp, #144]\n  ldp d12, d13, [sp, #128]\n"
+        "    ldp d10, d11, [sp, #112]\n  ldp d8, d9, [sp, #96]\n"
+        "    ldp x27, x28, [sp, #80]\n   ldp x25, x26, [sp, #64]\n"
+        "    ldp x23, x24, [sp, #48]\n   ldp x21, x22, [sp, #32]\n"
+        "    ldp x19, x20, [sp, #16]\n"
+        "    ldp x29, x30, [sp], #160\n"
+        "    ret\n");
+#else
+/* Elsewhere: a plain call, the copy from below this frame (its rounding
+   may leave the top of the core's first frame out). */
+#define CALL_CORE 0
+static void call_core(arc4py_chacha20_blocks_fn fn, uint32_t *st, uint8_t *o,
+                      size_t nblocks, volatile uintptr_t *at, uint64_t fill)
+{
+    volatile char here;
+
+    (void)fill;
+    *at = ((uintptr_t)&here - 64) & ~(uintptr_t)63;
+    fn(st, o, nblocks);
+}
+#endif
+
+#ifdef PLANT
+/* The control: an x20 word of the call's last block (word 15). */
+static uint64_t plant_word(void)
+{
+    size_t i;
+
+    for (i = 0; i < n_targets; i++)
+        if (targets[i].kind == X20 && targets[i].word == 15)
+            return targets[i].value;
+    return 0;
+}
+#endif
+
 /* Run the call until a snapshot lands in it (or give up: 0), then copy
    the stack it left after returning into after[]. */
 __attribute__((noinline)) static int run_call(arc4py_chacha20_blocks_fn fn,
                                               size_t nblocks, uint32_t *after)
 {
-    volatile char here;
     const volatile uint32_t *p;
+    uint64_t fill = 0;
     int tries;
     size_t i;
 
-    top = ((uintptr_t)&here - 64) & ~(uintptr_t)63;
+#ifdef PLANT
+    fill = plant_word();
+#endif
     zero_below();
+    top = 0; /* the handler copies nothing until call_core sets it */
     taken = 0;
     for (tries = 0; tries < 1000 && !taken; tries++) {
         memcpy(state, input, sizeof state);
         in_core = 1;
-        fn(state, out, nblocks);
+        call_core(fn, state, out, nblocks, &top, fill);
         in_core = 0;
     }
     p = (const volatile uint32_t *)(top - DEPTH);
@@ -289,6 +388,18 @@ static void check_core(const arc4py_chacha20_core *core)
                      during.copies);
         return;
     }
+#ifdef PLANT
+    /* The control: the planted word, saved by the core in its frame, in
+       most copies (a signal can land before the core saves it). */
+    verdict_check(during.with[X20] > during.copies / 2 &&
+                  left.with[X20] > left.copies / 2,
+                  "%s: the x20 word planted in the callee-saved registers "
+                  "found (during calls in %lu of %lu copies, after return in "
+                  "%lu of %lu)", core->name, during.with[X20], during.copies,
+                  left.with[X20], left.copies);
+    (void)k;
+    return;
+#endif
     for (k = 0; k < KINDS; k++) {
         const struct counts *c[2] = {&during, &left};
         int i;
@@ -353,6 +464,7 @@ int main(int argc, char **argv)
         return verdict_skip("a core named cannot run here",
                             "\"cores\": %d, \"copies\": %lu", checked,
                             total_copies);
-    return verdict_end("\"cores\": %d, \"copies\": %lu", checked, total_copies);
+    return verdict_end("\"cores\": %d, \"copies\": %lu, \"call_core\": %d",
+                       checked, total_copies, CALL_CORE);
 }
 #endif

@@ -15,7 +15,9 @@ cannot run here.  What each program checks is in its own header:
     dead_stack        no key that made the output survives in dead stack
     core_spills       a core's stack copied at timer signals inside its calls
                       and after them: no key or nonce word, no working word
-                      of rows 1..3 (gcc and clang, -O2 and -O3)
+                      of rows 1..3 (gcc and clang, -O2 and -O3); its
+                      positive control (-DPLANT) must find a word left in the
+                      registers the generic core saves
     fork_midfill      fork() mid-fill: no ChaCha20 state the child finds
                       reproduces any of the parent's later output
     fork_census       forks while siblings refill, fill and stir: no whole
@@ -143,6 +145,9 @@ def _simde(cc):
 
 
 X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+#: core_spills calls the cores through its own assembly here (call_core).
+CALL_CORE = int((X86_64 or platform.machine().lower() in ("aarch64", "arm64"))
+                and sys.platform not in ("darwin", "cygwin"))
 POSIX = sys.platform != "win32"
 # 301 lengths x 32 x 32 offsets; 17 of the lengths also as constants.
 MOVE_OUT_CASES = {"variable_cases": 301 * 32 * 32, "constant_cases": 17 * 32 * 32}
@@ -154,8 +159,11 @@ NO_AVX512_RUN = ("this CPU cannot run the avx512 core, so the AVX-512 hand-out "
 #: run a tenth of their forks and snapshots, so that plain `pytest` stays
 #: short; ARC4PY_TEST_LONG=1 runs them whole (CI's README run does:
 #: .ci/driver.py; CONTRIBUTING.md).  core_spills and signal_frames take
-#: theirs at build time (-DSNAPSHOTS, -DWANT): a bound read at run time
-#: changes how the compiler lays out the frames their copies search.
+#: theirs at build time (-DSNAPSHOTS, -DWANT).  signal_frames must: a bound
+#: read at run time changes how the compiler lays out the frames its copies
+#: search.  core_spills copies from the core's first frame with the
+#: registers the core saves cleared (call_core), so its layout does not
+#: matter (built with the count read at run time: the same verdicts).
 LONG = os.environ.get("ARC4PY_TEST_LONG", "") not in ("", "0")
 
 
@@ -189,9 +197,17 @@ PROGRAMS = [
     *(Program(f"core_spills-{compiler}{opt}", "core_spills.c", link="cores",
               flags=(opt, f"-DSNAPSHOTS={count(1500)}"), compiler=compiler,
               timeout=600,
-              expect={"cores": len(arc4py.backends())},
+              expect={"cores": len(arc4py.backends()), "call_core": CALL_CORE},
               skip=unless(POSIX, "POSIX signals on an alternate stack"))
       for compiler in ("gcc", "clang") for opt in ("-O2", "-O3")),
+    # core_spills' own test: a word left in the registers the generic core
+    # saves (it saves some at every level) must be found in its copies.
+    *(Program(f"core_spills-plant-{compiler}", "core_spills.c", ("generic",),
+              link="cores", flags=("-O3", "-DSNAPSHOTS=150", "-DPLANT"),
+              compiler=compiler, timeout=300,
+              expect={"cores": 1, "call_core": CALL_CORE},
+              skip=unless(POSIX, "POSIX signals on an alternate stack"))
+      for compiler in ("gcc", "clang")),
     *(Program(f"fork_midfill-{core}", "fork_midfill.c", (core,), runs=40, oks=6,
               skip=unless(LINUX, "reads /proc/self/maps"), slow=False)
       for core in arc4py.backends()),

@@ -116,3 +116,4 @@ def test_neon_core_stack_holds_no_key(toolchain, tmp_path):
     verdict = c_verdict(run(toolchain, exe, "neon", timeout=1200))
     assert verdict["verdict"] == "ok", verdict
     assert verdict["cores"] == 1 and verdict["copies"] == 1500, verdict
+    assert verdict["call_core"] == 1, verdict  # the exact window, registers clear
