@@ -376,10 +376,10 @@ static int request_intact(struct rng_state *s, const struct rng_request *r)
 /* A busy state whose slow call is gone (a jump out of a fault handler):
    a nested call runs below its frame or on a signal stack; this one (its
    local r) is at or above it, on none.  Its buffer may be half handed out,
-   its one-time key live: wiped, the next use reseeds. */
-static int stale_busy(struct rng_state *s, const struct rng_request *r)
+   its one-time key live: wiped, the next use reseeds.  (frame: r's address) */
+static int stale_busy(struct rng_state *s, uintptr_t frame)
 {
-    if (s->busy_frame == 0 || (uintptr_t)r < s->busy_frame ||
+    if (s->busy_frame == 0 || frame < s->busy_frame ||
         rng_platform_on_signal_stack())
         return 0;
     rng_wipe(s, sizeof *s);
@@ -396,7 +396,7 @@ RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
     struct rng_request r;
     int err = rng_platform_fork_window() ? 0 : state_get(&s);
 
-    if (err == 0 && (s == NULL || (s->busy && !stale_busy(s, &r)))) {
+    if (err == 0 && (s == NULL || (s->busy && !stale_busy(s, (uintptr_t)&r)))) {
         /* Nested in a call of this thread (a signal handler), or inside a
            fork (another library's atfork handler): the buffer and key are
            not this call's to use, so straight from the OS. */
@@ -426,7 +426,7 @@ int arc4py_rng_stir(void)
 
     if (err)
         return err;
-    if (s->busy && !stale_busy(s, &r))
+    if (s->busy && !stale_busy(s, (uintptr_t)&r))
         return EBUSY; /* nested in a draw of this thread: not its state to reseed */
     request_begin(s, &r);
     err = reseed(s);

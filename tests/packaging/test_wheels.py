@@ -216,7 +216,8 @@ def test_no_c_compiler_says_what_to_do(monkeypatch):
     monkeypatch.setattr(setuptools, "setup", lambda **kwargs: None)
     ns = runpy.run_path(str(REPO / "setup.py"), run_name="setup")
 
-    class Compiler:
+    class Compiler:  # distutils' unix compiler, as build_ext reads it
+        compiler_type = "unix"
         compiler_so = ["/nonexistent/cc", "-O2"]
 
     cmd = ns["BuildExt"](setuptools.Distribution())
