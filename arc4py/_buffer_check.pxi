@@ -34,10 +34,11 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
                              PyBUF_STRIDES, PyBUF_SIMPLE)
 from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
-from cpython.object cimport PyObject
+from cpython.list cimport PyList_GET_ITEM
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.tuple cimport PyTuple_GET_ITEM
 
 import gc as _gc
-import sysconfig as _sysconfig
 import weakref as _weakref
 
 
@@ -58,6 +59,8 @@ cdef bint _holds_objects(const char *fmt) noexcept:
 cdef extern from "Python.h":
     ctypedef struct PyByteArrayObject:
         Py_ssize_t ob_exports
+    PyTypeObject *_type_of "Py_TYPE" (PyObject *obj)
+    bint PyType_IsSubtype(PyTypeObject *a, PyTypeObject *b)
 
 cdef extern from *:
     """
@@ -263,113 +266,99 @@ def _refuse_by_type(obj):
 
 # ---- the live pointer-holding ctypes objects --------------------------------
 
-#: Every live ctypes object whose type holds a pointer ctypes follows, as
-#: {id: weak reference}, once _holders_known() has been called (None
-#: before).
-_holders = None
-#: An object of ours last appended to the young generation: those after it
-#: have not been looked at.
-_young_mark = None
-#: ctypes type -> the pointer type within it, or None (each walked once).
-_verdicts = _weakref.WeakKeyDictionary()
-#: _ctypes._CData as each loaded _ctypes made it (empty before ctypes is).
-_cdata = ()
-#: A free-threaded build's collector has no young generation to look at:
-#: there each search walks the heap.
-_NO_YOUNG = bool(_sysconfig.get_config_var("Py_GIL_DISABLED"))
-#: Past this many young objects a search ends with a collection of the
-#: young generation (when the collector is enabled), so that the next
-#: searches look at few: the collection the interpreter would soon run.
-_YOUNG_ENOUGH = 128
+#: id(ctypes type) -> (a weak reference to the type, the pointer type within
+#: it or None): each type walked once, and looked up during a search without
+#: making an object the collector tracks.
+cdef dict _verdicts = {}
+
+
+def _drop_verdict(key, ref):
+    entry = _verdicts.get(key)
+    if entry is not None and entry[0] is ref:
+        del _verdicts[key]
+
+
+def _note_verdict(cls):
+    key = id(cls)
+    entry = _verdicts.get(key)
+    if entry is None or entry[0]() is not cls:
+        _verdicts[key] = (
+            _weakref.ref(cls, lambda ref, key=key: _drop_verdict(key, ref)),
+            _pointer_field(cls))
 
 
 def _cdata_classes():
     """``_ctypes._CData`` as each loaded ``_ctypes`` made it: none if
-    ctypes was never imported.  Found among ``object``'s subclasses, so
-    that neither ``ctypes`` nor ``_ctypes`` need be in ``sys.modules``."""
-    global _cdata
-    if not _cdata:
-        _cdata = tuple(klass for klass in object.__subclasses__()
-                       if klass.__name__ == "_CData"
-                       and klass.__module__ == "_ctypes")
-    return _cdata
+    ctypes was never imported.  Found among ``object``'s subclasses on each
+    search, so that neither ``ctypes`` nor ``_ctypes`` need be in
+    ``sys.modules`` and a ``_ctypes`` loaded again is seen."""
+    return tuple(klass for klass in object.__subclasses__()
+                 if klass.__name__ == "_CData"
+                 and klass.__module__ == "_ctypes")
 
 
-cdef _note_holders(list objects, Py_ssize_t start, Py_ssize_t end,
-                   tuple classes):
-    """Add the pointer holders among ``objects[start:end]`` to _holders."""
-    cdef Py_ssize_t i
-    for i in range(start, end):
-        obj = objects[i]
-        if isinstance(obj, classes):
-            cls = type(obj)
-            found = _verdicts.get(cls, False)
-            if found is False:
-                found = _verdicts[cls] = _pointer_field(cls)
-            if found is not None:
-                _holders[id(obj)] = _weakref.ref(obj)
-
-
-cdef Py_ssize_t _look_at_young_now(tuple classes):
-    """Note the holders the young generation gained since the mark, and
-    mark its end; the young generation's size."""
-    global _young_mark
-    cdef Py_ssize_t i, start = 0, end
-    # The next mark first (tracked when made: the young generation's last),
-    # so that what this look itself makes is looked at the next time.
-    mark = []
-    young = _gc.get_objects(0)
-    end = len(young)
-    for i in range(end - 1, -1, -1):
-        if young[i] is mark:
-            end = i
-        elif young[i] is _young_mark:
-            start = i + 1
-            break
-    _note_holders(young, start, end, classes)
-    _young_mark = mark
-    return len(young)
-
-
-def _look_at_young(phase, info):
-    """The collector's callback: at the start of every collection, before
-    the young objects that survive it move on, note their holders."""
-    if phase == "start" and _cdata:
-        _look_at_young_now(_cdata)
-
-
-def _holders_known():
-    """The live pointer-holding ctypes objects (a list)."""
-    global _holders
-    classes = _cdata_classes()
-    if not classes:
-        return []
-    if _NO_YOUNG or _holders is None or _look_at_young not in _gc.callbacks:
-        # Once (again, if the callback was taken away): the whole heap.
-        _holders = {}
-        heap = _gc.get_objects()
-        _note_holders(heap, 0, len(heap), classes)
-        if not _NO_YOUNG:
-            _gc.callbacks.append(_look_at_young)
-    if not _NO_YOUNG and _look_at_young_now(classes) > _YOUNG_ENOUGH \
-            and _gc.isenabled():
-        _gc.collect(0)
-    found = []
-    for key, ref in list(_holders.items()):
-        obj = ref()
-        if obj is None:
-            del _holders[key]
-        else:
-            found.append(obj)
-    return found
-
-
-cdef tuple _span(object obj):
-    """The (address, length) of ``obj``'s buffer."""
+cdef object _holder_in(list heap, tuple classes, size_t start, size_t end,
+                       list unknown):
+    """The first object in ``heap`` that is a ctypes object whose type holds
+    a pointer ctypes follows and whose memory overlaps [start, end), or
+    None; ctypes types not walked yet go to ``unknown``.  It makes no object
+    the collector tracks and calls no Python code, so no collection, no
+    finalizer and no other thread runs while it looks."""
+    cdef Py_ssize_t i, j, count = len(heap), kinds = len(classes)
+    cdef PyObject *obj
+    cdef PyTypeObject *kind
+    cdef PyTypeObject *plain = NULL  # the last type seen that is no ctypes'
     cdef Py_buffer view
-    PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
-    PyBuffer_Release(&view)
-    return <size_t>view.buf, view.len
+    cdef bint cdata
+    for i in range(count):
+        obj = PyList_GET_ITEM(heap, i)
+        kind = _type_of(obj)
+        if kind == plain:
+            continue
+        cdata = False
+        for j in range(kinds):
+            if PyType_IsSubtype(kind, <PyTypeObject *>PyTuple_GET_ITEM(
+                    classes, j)):
+                cdata = True
+                break
+        if not cdata:
+            plain = kind
+            continue
+        entry = _verdicts.get(<size_t>kind)
+        if entry is None or entry[0]() is not <object>kind:
+            unknown.append(<object>kind)
+            continue
+        if entry[1] is None:
+            continue
+        PyObject_GetBuffer(<object>obj, &view, PyBUF_SIMPLE)
+        PyBuffer_Release(&view)
+        if <size_t>view.buf < end and start < <size_t>view.buf + \
+                <size_t>view.len:
+            return <object>obj
+    return None
+
+
+cdef object _holder_over(size_t start, size_t end):
+    """A live ctypes object that reads [start, end) as a pointer ctypes
+    follows, or None: a walk of every object the collector tracks (every
+    ctypes object is one), in C.  A walk that meets a ctypes type not yet
+    walked walks that type (Python code, which can set off a collection and
+    its finalizers, or let another thread run) and then the heap again, so
+    that the last walk is the one before the write."""
+    while True:
+        classes = _cdata_classes()
+        if not classes:
+            return None
+        unknown = []
+        heap = _gc.get_objects()
+        found = _holder_in(heap, classes, start, end, unknown)
+        # Dropped before any code runs, so that no object is freed later by
+        # the list (whose finalizer could make a holder after the look).
+        del heap
+        if found is not None or not unknown:
+            return found
+        for cls in unknown:
+            _note_verdict(cls)
 
 
 cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
@@ -380,7 +369,6 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
     this view."""
     cdef PyObject *owner = <PyObject *>view.obj
     cdef size_t start = <size_t>view.buf, end = start + <size_t>view.len
-    cdef size_t address
     if owner != NULL and PyMemoryView_Check(<object>owner):
         owner = <PyObject *>PyMemoryView_GET_BUFFER(<object>owner).obj
     if owner != NULL and _unsearched(<object>owner):
@@ -396,14 +384,13 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
             return 0
     if view.len <= 0:
         return 0
-    for holder in _holders_known():
-        address, size = _span(holder)
-        if address < end and start < address + <size_t>size:
-            raise TypeError(
-                f"cannot fill a {type(obj).__name__}: its memory is also a "
-                f"{type(holder).__name__}, which holds "
-                f"{_verdicts[type(holder)].__name__}, a pointer ctypes "
-                f"follows on read; random bytes are not pointers")
+    holder = _holder_over(start, end)
+    if holder is not None:
+        raise TypeError(
+            f"cannot fill a {type(obj).__name__}: its memory is also a "
+            f"{type(holder).__name__}, which holds "
+            f"{_verdicts[id(type(holder))][1].__name__}, a pointer ctypes "
+            f"follows on read; random bytes are not pointers")
     return 0
 
 
