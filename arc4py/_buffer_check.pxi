@@ -14,18 +14,17 @@
 # over it (from_buffer(), from_address()), with no link from the owner back
 # to it.  A bytearray, array.array or mmap counts its exports, so one
 # exported only to the buffer being filled has no from_buffer() object over
-# it; for any other owner, or one exported elsewhere too, the live
-# pointer-holding ctypes objects are looked through for one whose memory
-# overlaps the buffer's.  They are kept by weak reference, found once by a
-# walk of the heap and then from the collector's young generation only
-# (what was made since it was last looked at: every new object starts
-# there), looked at on each such fill and at the start of each collection,
-# before the survivors move on; so a fill costs a look through the young
-# generation, whatever the size of the heap (one that finds it past
-# _YOUNG_ENOUGH objects ends with the collection of it the interpreter
-# would soon run, so the next fills look at few).  Not searched: memory a numpy
-# array owns, and a from_address() object over one of the three counting
-# owners that nothing else views.
+# it; for any other owner, or one exported elsewhere too, every object the
+# collector tracks (every ctypes object is one) is walked, in C, for a
+# pointer-holding ctypes object whose memory overlaps the buffer's: a cost
+# that grows with the heap (tens of ns an object, most of it
+# gc.get_objects() building its list), paid by such fills only.  Nothing is
+# kept between fills but each ctypes type's verdict, so a holder is found
+# whatever its age, maker or type; the last walk runs no Python code, and
+# none runs after it before the write.  Not searched: memory a numpy array
+# owns, a from_address() object over one of the three counting owners that
+# nothing else views, and objects gc.freeze() keeps frozen (no walk of the
+# collector's generations reaches them).
 #
 # Pointer types read as pointer objects (POINTER(T), c_void_p, function
 # pointers) are left alone: reading them dereferences nothing, and following

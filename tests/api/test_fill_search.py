@@ -102,7 +102,7 @@ _CASES = {
         made, stop = [], []
 
         def maker():
-            while not stop and len(made) < 500:
+            while not stop and len(made) < 3000:
                 mine = bytearray(64)
                 view = memoryview(mine)
                 hold = (ctypes.py_object * 2).from_buffer(mine, 16)
