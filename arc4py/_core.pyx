@@ -103,7 +103,7 @@ def fill(buffer):
     held), or is another kind of object, every live object the garbage
     collector tracks is walked for such a ctypes object over the memory:
     such a fill costs tens of milliseconds per million live objects (about
-    40 ms at a million on an AMD EPYC Zen 4), a plain one under a
+    50 ms at a million on an AMD EPYC Zen 4), a plain one under a
     microsecond.  Not searched for, as nothing links the memory to the
     object: memory a numpy array owns (numpy does not count its exports), a
     ``from_address()`` object over a ``bytearray``, ``array.array`` or
