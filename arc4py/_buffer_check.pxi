@@ -35,6 +35,7 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
 from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
 from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_DECREF
 from cpython.tuple cimport PyTuple_GET_ITEM
 
 import gc as _gc
@@ -296,6 +297,100 @@ def _cdata_classes():
                  and klass.__module__ == "_ctypes")
 
 
+cdef extern from *:
+    """
+    /* The walk of every object the collector tracks for a pointer-holding
+       ctypes object over [start, end), without a list of them, where the
+       interpreter offers one (3.12 on, the collector disabled while it
+       runs): _holder_in's test, object by object. */
+    #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+    #define ARC4PY_VISIT 1
+    #else
+    #define ARC4PY_VISIT 0
+    #endif
+    typedef struct {
+        PyObject *classes, *verdicts, *unknown, *found;
+        size_t start, end;
+        PyTypeObject *plain;
+        int failed;
+    } arc4py_walk;
+    #if ARC4PY_VISIT
+    static int arc4py_walk_one(PyObject *op, void *arg)
+    {
+        arc4py_walk *w = (arc4py_walk *)arg;
+        PyTypeObject *kind = Py_TYPE(op);
+        Py_ssize_t j, n = PyTuple_GET_SIZE(w->classes);
+        PyObject *key, *entry, *alive;
+        Py_buffer view;
+        if (kind == w->plain)
+            return 1;
+        for (j = 0; j < n; j++)
+            if (PyType_IsSubtype(kind,
+                    (PyTypeObject *)PyTuple_GET_ITEM(w->classes, j)))
+                break;
+        if (j == n) {
+            w->plain = kind;
+            return 1;
+        }
+        key = PyLong_FromVoidPtr(kind);
+        if (key == NULL)
+            goto failed;
+        entry = PyDict_GetItemWithError(w->verdicts, key);
+        Py_DECREF(key);
+        if (entry == NULL) {
+            if (PyErr_Occurred())
+                goto failed;
+            return PyList_Append(w->unknown, (PyObject *)kind) < 0 ? 0 : 1;
+        }
+        alive = PyObject_CallNoArgs(PyTuple_GET_ITEM(entry, 0));
+        if (alive == NULL)
+            goto failed;
+        Py_DECREF(alive);
+        if (alive != (PyObject *)kind)
+            return PyList_Append(w->unknown, (PyObject *)kind) < 0 ? 0 : 1;
+        if (PyTuple_GET_ITEM(entry, 1) == Py_None)
+            return 1;
+        if (PyObject_GetBuffer(op, &view, PyBUF_SIMPLE) < 0)
+            goto failed;
+        PyBuffer_Release(&view);
+        if ((size_t)view.buf < w->end
+                && w->start < (size_t)view.buf + (size_t)view.len) {
+            Py_INCREF(op);
+            w->found = op;
+            return 0;
+        }
+        return 1;
+    failed:
+        w->failed = 1;
+        return 0;
+    }
+    #endif
+    static int arc4py_walk_heap(arc4py_walk *w)
+    {
+    #if ARC4PY_VISIT
+        PyUnstable_GC_VisitObjects(arc4py_walk_one, w);
+        if (w->failed && !PyErr_Occurred())
+            PyErr_NoMemory();
+        return w->failed ? -1 : 0;
+    #else
+        (void)w;
+        return 0;
+    #endif
+    }
+    """
+    ctypedef struct arc4py_walk:
+        PyObject *classes
+        PyObject *verdicts
+        PyObject *unknown
+        PyObject *found
+        size_t start
+        size_t end
+        PyTypeObject *plain
+        int failed
+    bint ARC4PY_VISIT
+    int arc4py_walk_heap(arc4py_walk *w) except -1
+
+
 cdef object _holder_in(list heap, tuple classes, size_t start, size_t end,
                        list unknown):
     """The first object in ``heap`` that is a ctypes object whose type holds
@@ -337,6 +432,27 @@ cdef object _holder_in(list heap, tuple classes, size_t start, size_t end,
     return None
 
 
+cdef object _holder_visited(tuple classes, size_t start, size_t end,
+                            list unknown):
+    """``_holder_in`` over every object the collector tracks, visited in
+    place (arc4py_walk_heap)."""
+    cdef arc4py_walk walk
+    walk.classes = <PyObject *>classes
+    walk.verdicts = <PyObject *>_verdicts
+    walk.unknown = <PyObject *>unknown
+    walk.found = NULL
+    walk.start = start
+    walk.end = end
+    walk.plain = NULL
+    walk.failed = 0
+    arc4py_walk_heap(&walk)
+    if walk.found == NULL:
+        return None
+    found = <object>walk.found
+    Py_DECREF(found)  # the walk's own reference
+    return found
+
+
 cdef object _holder_over(size_t start, size_t end):
     """A live ctypes object that reads [start, end) as a pointer ctypes
     follows, or None: a walk of every object the collector tracks (every
@@ -349,11 +465,15 @@ cdef object _holder_over(size_t start, size_t end):
         if not classes:
             return None
         unknown = []
-        heap = _gc.get_objects()
-        found = _holder_in(heap, classes, start, end, unknown)
-        # Dropped before any code runs, so that no object is freed later by
-        # the list (whose finalizer could make a holder after the look).
-        del heap
+        if ARC4PY_VISIT:
+            found = _holder_visited(classes, start, end, unknown)
+        else:
+            heap = _gc.get_objects()
+            found = _holder_in(heap, classes, start, end, unknown)
+            # Dropped before any code runs, so that no object is freed
+            # later by the list (whose finalizer could make a holder after
+            # the look).
+            del heap
         if found is not None or not unknown:
             return found
         for cls in unknown:
