@@ -34,10 +34,8 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
                              PyBUF_STRIDES, PyBUF_SIMPLE)
 from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
-from cpython.list cimport PyList_GET_ITEM
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_DECREF
-from cpython.tuple cimport PyTuple_GET_ITEM
 
 import gc as _gc
 import weakref as _weakref
@@ -60,8 +58,6 @@ cdef bint _holds_objects(const char *fmt) noexcept:
 cdef extern from "Python.h":
     ctypedef struct PyByteArrayObject:
         Py_ssize_t ob_exports
-    PyTypeObject *_type_of "Py_TYPE" (PyObject *obj)
-    bint PyType_IsSubtype(PyTypeObject *a, PyTypeObject *b)
 
 cdef extern from *:
     """
@@ -273,18 +269,12 @@ def _refuse_by_type(obj):
 cdef dict _verdicts = {}
 
 
-def _drop_verdict(key, ref):
-    entry = _verdicts.get(key)
-    if entry is not None and entry[0] is ref:
-        del _verdicts[key]
-
-
 def _note_verdict(cls):
     key = id(cls)
-    entry = _verdicts.get(key)
-    if entry is None or entry[0]() is not cls:
-        _verdicts[key] = (
-            _weakref.ref(cls, lambda ref, key=key: _drop_verdict(key, ref)),
+    if _verdicts.get(key, (lambda: None,))[0]() is not cls:
+        # Forgotten with the type (unless the id names another by then).
+        _verdicts[key] = (_weakref.ref(cls, lambda ref, key=key: _verdicts.pop(
+            key) if _verdicts.get(key, (0,))[0] is ref else 0),
             _pointer_field(cls))
 
 
@@ -300,22 +290,19 @@ def _cdata_classes():
 
 cdef extern from *:
     """
-    /* The walk of every object the collector tracks for a pointer-holding
-       ctypes object over [start, end), without a list of them, where the
-       interpreter offers one (3.12 on, the collector disabled while it
-       runs): _holder_in's test, object by object. */
+    /* The walk for a pointer-holding ctypes object over [start, end): each
+       object of the list (from 3.12, each the collector tracks, visited in
+       place) tested calling no Python code and making no object the
+       collector tracks: no collection, finalizer or other thread runs. */
     #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
     #define ARC4PY_VISIT 1
     #else
     #define ARC4PY_VISIT 0
     #endif
-    typedef struct {
+    typedef struct {  /* plain: the last type seen that is no ctypes' */
         PyObject *classes, *verdicts, *unknown, *found;
-        size_t start, end;
-        PyTypeObject *plain;
-        int failed;
+        size_t start, end; PyTypeObject *plain; int failed;
     } arc4py_walk;
-    #if ARC4PY_VISIT
     static int arc4py_walk_one(PyObject *op, void *arg)
     {
         arc4py_walk *w = (arc4py_walk *)arg;
@@ -323,160 +310,71 @@ cdef extern from *:
         Py_ssize_t j, n = PyTuple_GET_SIZE(w->classes);
         PyObject *key, *entry, *alive;
         Py_buffer view;
-        if (kind == w->plain)
-            return 1;
-        for (j = 0; j < n; j++)
-            if (PyType_IsSubtype(kind,
-                    (PyTypeObject *)PyTuple_GET_ITEM(w->classes, j)))
-                break;
-        if (j == n) {
-            w->plain = kind;
-            return 1;
-        }
-        key = PyLong_FromVoidPtr(kind);
-        if (key == NULL)
-            goto failed;
+        if (kind == w->plain) return 1;
+        for (j = 0; j < n && !PyType_IsSubtype(kind,
+                (PyTypeObject *)PyTuple_GET_ITEM(w->classes, j)); j++) {}
+        if (j == n) return (w->plain = kind, 1);
+        /* verdicts: id(type) -> (a weak reference to it, its verdict) */
+        if ((key = PyLong_FromVoidPtr(kind)) == NULL) goto failed;
         entry = PyDict_GetItemWithError(w->verdicts, key);
         Py_DECREF(key);
-        if (entry == NULL) {
-            if (PyErr_Occurred())
-                goto failed;
-            return PyList_Append(w->unknown, (PyObject *)kind) < 0 ? 0 : 1;
-        }
-        alive = PyObject_CallNoArgs(PyTuple_GET_ITEM(entry, 0));
-        if (alive == NULL)
-            goto failed;
+        if (entry == NULL && PyErr_Occurred()) goto failed;
+        alive = entry ? PyObject_CallNoArgs(PyTuple_GET_ITEM(entry, 0))
+                      : (Py_INCREF(Py_None), Py_None);
+        if (alive == NULL) goto failed;
         Py_DECREF(alive);
-        if (alive != (PyObject *)kind)
-            return PyList_Append(w->unknown, (PyObject *)kind) < 0 ? 0 : 1;
-        if (PyTuple_GET_ITEM(entry, 1) == Py_None)
-            return 1;
-        if (PyObject_GetBuffer(op, &view, PyBUF_SIMPLE) < 0)
-            goto failed;
+        if (alive != (PyObject *)kind)  /* a type not walked yet */
+            return PyList_Append(w->unknown, (PyObject *)kind) < 0
+                   ? (w->failed = 1, 0) : 1;
+        if (PyTuple_GET_ITEM(entry, 1) == Py_None) return 1;
+        if (PyObject_GetBuffer(op, &view, PyBUF_SIMPLE) < 0) goto failed;
         PyBuffer_Release(&view);
-        if ((size_t)view.buf < w->end
-                && w->start < (size_t)view.buf + (size_t)view.len) {
-            Py_INCREF(op);
-            w->found = op;
-            return 0;
-        }
-        return 1;
+        if ((size_t)view.buf >= w->end
+                || w->start >= (size_t)view.buf + (size_t)view.len)
+            return 1;
+        Py_INCREF(op);
+        return (w->found = op, 0);
     failed:
-        w->failed = 1;
-        return 0;
+        return (w->failed = 1, 0);
     }
-    #endif
-    static int arc4py_walk_heap(arc4py_walk *w)
+    static int arc4py_walk_heap(PyObject *heap, PyObject *classes, PyObject
+            *verdicts, PyObject *unknown, size_t s, size_t e, PyObject **found)
     {
+        arc4py_walk w = {classes, verdicts, unknown, NULL, s, e, NULL, 0};
     #if ARC4PY_VISIT
-        PyUnstable_GC_VisitObjects(arc4py_walk_one, w);
-        if (w->failed && !PyErr_Occurred())
-            PyErr_NoMemory();
-        return w->failed ? -1 : 0;
-    #else
-        (void)w;
-        return 0;
+        if (heap == Py_None) PyUnstable_GC_VisitObjects(arc4py_walk_one, &w);
     #endif
+        for (Py_ssize_t i = 0; PyList_Check(heap) && i < Py_SIZE(heap); i++)
+            if (!arc4py_walk_one(PyList_GET_ITEM(heap, i), &w))
+                break;
+        return (*found = w.found, w.failed ? -1 : 0);
     }
     """
-    ctypedef struct arc4py_walk:
-        PyObject *classes
-        PyObject *verdicts
-        PyObject *unknown
-        PyObject *found
-        size_t start
-        size_t end
-        PyTypeObject *plain
-        int failed
     bint ARC4PY_VISIT
-    int arc4py_walk_heap(arc4py_walk *w) except -1
-
-
-cdef object _holder_in(list heap, tuple classes, size_t start, size_t end,
-                       list unknown):
-    """The first object in ``heap`` that is a ctypes object whose type holds
-    a pointer ctypes follows and whose memory overlaps [start, end), or
-    None; ctypes types not walked yet go to ``unknown``.  It makes no object
-    the collector tracks and calls no Python code, so no collection, no
-    finalizer and no other thread runs while it looks."""
-    cdef Py_ssize_t i, j, count = len(heap), kinds = len(classes)
-    cdef PyObject *obj
-    cdef PyTypeObject *kind
-    cdef PyTypeObject *plain = NULL  # the last type seen that is no ctypes'
-    cdef Py_buffer view
-    cdef bint cdata
-    for i in range(count):
-        obj = PyList_GET_ITEM(heap, i)
-        kind = _type_of(obj)
-        if kind == plain:
-            continue
-        cdata = False
-        for j in range(kinds):
-            if PyType_IsSubtype(kind, <PyTypeObject *>PyTuple_GET_ITEM(
-                    classes, j)):
-                cdata = True
-                break
-        if not cdata:
-            plain = kind
-            continue
-        entry = _verdicts.get(<size_t>kind)
-        if entry is None or entry[0]() is not <object>kind:
-            unknown.append(<object>kind)
-            continue
-        if entry[1] is None:
-            continue
-        PyObject_GetBuffer(<object>obj, &view, PyBUF_SIMPLE)
-        PyBuffer_Release(&view)
-        if <size_t>view.buf < end and start < <size_t>view.buf + \
-                <size_t>view.len:
-            return <object>obj
-    return None
-
-
-cdef object _holder_visited(tuple classes, size_t start, size_t end,
-                            list unknown):
-    """``_holder_in`` over every object the collector tracks, visited in
-    place (arc4py_walk_heap)."""
-    cdef arc4py_walk walk
-    walk.classes = <PyObject *>classes
-    walk.verdicts = <PyObject *>_verdicts
-    walk.unknown = <PyObject *>unknown
-    walk.found = NULL
-    walk.start = start
-    walk.end = end
-    walk.plain = NULL
-    walk.failed = 0
-    arc4py_walk_heap(&walk)
-    if walk.found == NULL:
-        return None
-    found = <object>walk.found
-    Py_DECREF(found)  # the walk's own reference
-    return found
+    int arc4py_walk_heap(object heap, tuple classes, dict verdicts, list
+                         unknown, size_t s, size_t e, PyObject **out) except -1
 
 
 cdef object _holder_over(size_t start, size_t end):
     """A live ctypes object that reads [start, end) as a pointer ctypes
-    follows, or None: a walk of every object the collector tracks (every
-    ctypes object is one), in C.  A walk that meets a ctypes type not yet
-    walked walks that type (Python code, which can set off a collection and
-    its finalizers, or let another thread run) and then the heap again, so
-    that the last walk is the one before the write."""
+    follows, or None.  A walk that meets a ctypes type not yet walked walks
+    the type (Python code: a collection, a finalizer or another thread can
+    run) and then the heap again: the last walk is the one before the write."""
+    cdef PyObject *found
     while True:
         classes = _cdata_classes()
         if not classes:
             return None
         unknown = []
-        if ARC4PY_VISIT:
-            found = _holder_visited(classes, start, end, unknown)
-        else:
-            heap = _gc.get_objects()
-            found = _holder_in(heap, classes, start, end, unknown)
-            # Dropped before any code runs, so that no object is freed
-            # later by the list (whose finalizer could make a holder after
-            # the look).
-            del heap
-        if found is not None or not unknown:
-            return found
+        heap = None if ARC4PY_VISIT else _gc.get_objects()
+        arc4py_walk_heap(heap, classes, _verdicts, unknown, start, end, &found)
+        del heap  # before any code runs: no object freed by it after the look
+        if found != NULL:
+            holder = <object>found
+            Py_DECREF(holder)  # the walk's own reference
+            return holder
+        if not unknown:
+            return None
         for cls in unknown:
             _note_verdict(cls)
 
