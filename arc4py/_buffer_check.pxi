@@ -14,18 +14,18 @@
 # over it (from_buffer(), from_address()), with no link from the owner back
 # to it.  A bytearray, array.array or mmap counts its exports, so one
 # exported only to the buffer being filled has no from_buffer() object over
-# it; for any other owner, or one exported elsewhere too, the live
-# pointer-holding ctypes objects are looked through for one whose memory
-# overlaps the buffer's.  They are kept by weak reference, found once by a
-# walk of the heap and then from the collector's young generation only
-# (what was made since it was last looked at: every new object starts
-# there), looked at on each such fill and at the start of each collection,
-# before the survivors move on; so a fill costs a look through the young
-# generation, whatever the size of the heap (one that finds it past
-# _YOUNG_ENOUGH objects ends with the collection of it the interpreter
-# would soon run, so the next fills look at few).  Not searched: memory a numpy
-# array owns, and a from_address() object over one of the three counting
-# owners that nothing else views.
+# it; for any other owner, or one exported elsewhere too, every object the
+# collector tracks (every ctypes object is one) is walked, in C, for a
+# pointer-holding ctypes object whose memory overlaps the buffer's: a cost
+# that grows with the heap (about 10 ns an object on 3.13, visited in
+# place; about 20 on 3.11, most of it gc.get_objects() building its list),
+# paid by such fills only.  Nothing is kept between fills but each ctypes
+# type's verdict, so a holder is found whatever its age, maker or type; the
+# last walk runs no Python code, and none runs after it before the write.
+# Not searched: memory a numpy array owns, a from_address() object over one
+# of the three counting owners that nothing else views, and objects
+# gc.freeze() keeps frozen (no walk of the collector's generations reaches
+# them).
 #
 # Pointer types read as pointer objects (POINTER(T), c_void_p, function
 # pointers) are left alone: reading them dereferences nothing, and following
@@ -34,10 +34,10 @@ from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
                              PyBUF_STRIDES, PyBUF_SIMPLE)
 from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
-from cpython.object cimport PyObject
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_DECREF
 
 import gc as _gc
-import sysconfig as _sysconfig
 import weakref as _weakref
 
 
@@ -263,113 +263,120 @@ def _refuse_by_type(obj):
 
 # ---- the live pointer-holding ctypes objects --------------------------------
 
-#: Every live ctypes object whose type holds a pointer ctypes follows, as
-#: {id: weak reference}, once _holders_known() has been called (None
-#: before).
-_holders = None
-#: An object of ours last appended to the young generation: those after it
-#: have not been looked at.
-_young_mark = None
-#: ctypes type -> the pointer type within it, or None (each walked once).
-_verdicts = _weakref.WeakKeyDictionary()
-#: _ctypes._CData as each loaded _ctypes made it (empty before ctypes is).
-_cdata = ()
-#: A free-threaded build's collector has no young generation to look at:
-#: there each search walks the heap.
-_NO_YOUNG = bool(_sysconfig.get_config_var("Py_GIL_DISABLED"))
-#: Past this many young objects a search ends with a collection of the
-#: young generation (when the collector is enabled), so that the next
-#: searches look at few: the collection the interpreter would soon run.
-_YOUNG_ENOUGH = 128
+#: id(ctypes type) -> (a weak reference to the type, the pointer type within
+#: it or None): each type walked once, and looked up during a search without
+#: making an object the collector tracks.
+cdef dict _verdicts = {}
+
+
+def _note_verdict(cls):
+    key = id(cls)
+    if _verdicts.get(key, (lambda: None,))[0]() is not cls:
+        # Forgotten with the type (unless the id names another by then).
+        _verdicts[key] = (_weakref.ref(cls, lambda ref, key=key: _verdicts.pop(
+            key) if _verdicts.get(key, (0,))[0] is ref else 0),
+            _pointer_field(cls))
 
 
 def _cdata_classes():
     """``_ctypes._CData`` as each loaded ``_ctypes`` made it: none if
-    ctypes was never imported.  Found among ``object``'s subclasses, so
-    that neither ``ctypes`` nor ``_ctypes`` need be in ``sys.modules``."""
-    global _cdata
-    if not _cdata:
-        _cdata = tuple(klass for klass in object.__subclasses__()
-                       if klass.__name__ == "_CData"
-                       and klass.__module__ == "_ctypes")
-    return _cdata
+    ctypes was never imported.  Found among ``object``'s subclasses on each
+    search, so that neither ``ctypes`` nor ``_ctypes`` need be in
+    ``sys.modules`` and a ``_ctypes`` loaded again is seen."""
+    return tuple(klass for klass in object.__subclasses__()
+                 if klass.__name__ == "_CData"
+                 and klass.__module__ == "_ctypes")
 
 
-cdef _note_holders(list objects, Py_ssize_t start, Py_ssize_t end,
-                   tuple classes):
-    """Add the pointer holders among ``objects[start:end]`` to _holders."""
-    cdef Py_ssize_t i
-    for i in range(start, end):
-        obj = objects[i]
-        if isinstance(obj, classes):
-            cls = type(obj)
-            found = _verdicts.get(cls, False)
-            if found is False:
-                found = _verdicts[cls] = _pointer_field(cls)
-            if found is not None:
-                _holders[id(obj)] = _weakref.ref(obj)
+cdef extern from *:
+    """
+    /* The walk for a pointer-holding ctypes object over [start, end): each
+       object of the list (from 3.12, each the collector tracks, visited in
+       place) tested calling no Python code and making no object the
+       collector tracks: no collection, finalizer or other thread runs. */
+    #if PY_VERSION_HEX >= 0x030C0000 && !defined(Py_GIL_DISABLED)
+    #define ARC4PY_VISIT 1
+    #else
+    #define ARC4PY_VISIT 0
+    #endif
+    typedef struct {  /* plain: the last type seen that is no ctypes' */
+        PyObject *classes, *verdicts, *unknown, *found;
+        size_t start, end; PyTypeObject *plain; int failed;
+    } arc4py_walk;
+    static int arc4py_walk_one(PyObject *op, void *arg)
+    {
+        arc4py_walk *w = (arc4py_walk *)arg;
+        PyTypeObject *kind = Py_TYPE(op);
+        Py_ssize_t j, n = PyTuple_GET_SIZE(w->classes);
+        PyObject *key, *entry, *alive;
+        Py_buffer view;
+        if (kind == w->plain) return 1;
+        for (j = 0; j < n && !PyType_IsSubtype(kind,
+                (PyTypeObject *)PyTuple_GET_ITEM(w->classes, j)); j++) {}
+        if (j == n) return (w->plain = kind, 1);
+        /* verdicts: id(type) -> (a weak reference to it, its verdict) */
+        if ((key = PyLong_FromVoidPtr(kind)) == NULL) goto failed;
+        entry = PyDict_GetItemWithError(w->verdicts, key);
+        Py_DECREF(key);
+        if (entry == NULL && PyErr_Occurred()) goto failed;
+        alive = entry ? PyObject_CallNoArgs(PyTuple_GET_ITEM(entry, 0))
+                      : (Py_INCREF(Py_None), Py_None);
+        if (alive == NULL) goto failed;
+        Py_DECREF(alive);
+        if (alive != (PyObject *)kind)  /* a type not walked yet */
+            return PyList_Append(w->unknown, (PyObject *)kind) < 0
+                   ? (w->failed = 1, 0) : 1;
+        if (PyTuple_GET_ITEM(entry, 1) == Py_None) return 1;
+        if (PyObject_GetBuffer(op, &view, PyBUF_SIMPLE) < 0) goto failed;
+        PyBuffer_Release(&view);
+        if ((size_t)view.buf >= w->end
+                || w->start >= (size_t)view.buf + (size_t)view.len)
+            return 1;
+        Py_INCREF(op);
+        return (w->found = op, 0);
+    failed:
+        return (w->failed = 1, 0);
+    }
+    static int arc4py_walk_heap(PyObject *heap, PyObject *classes, PyObject
+            *verdicts, PyObject *unknown, size_t s, size_t e, PyObject **found)
+    {
+        arc4py_walk w = {classes, verdicts, unknown, NULL, s, e, NULL, 0};
+    #if ARC4PY_VISIT
+        if (heap == Py_None) PyUnstable_GC_VisitObjects(arc4py_walk_one, &w);
+    #endif
+        for (Py_ssize_t i = 0; PyList_Check(heap) && i < Py_SIZE(heap); i++)
+            if (!arc4py_walk_one(PyList_GET_ITEM(heap, i), &w))
+                break;
+        return (*found = w.found, w.failed ? -1 : 0);
+    }
+    """
+    bint ARC4PY_VISIT
+    int arc4py_walk_heap(object heap, tuple classes, dict verdicts, list
+                         unknown, size_t s, size_t e, PyObject **out) except -1
 
 
-cdef Py_ssize_t _look_at_young_now(tuple classes):
-    """Note the holders the young generation gained since the mark, and
-    mark its end; the young generation's size."""
-    global _young_mark
-    cdef Py_ssize_t i, start = 0, end
-    # The next mark first (tracked when made: the young generation's last),
-    # so that what this look itself makes is looked at the next time.
-    mark = []
-    young = _gc.get_objects(0)
-    end = len(young)
-    for i in range(end - 1, -1, -1):
-        if young[i] is mark:
-            end = i
-        elif young[i] is _young_mark:
-            start = i + 1
-            break
-    _note_holders(young, start, end, classes)
-    _young_mark = mark
-    return len(young)
-
-
-def _look_at_young(phase, info):
-    """The collector's callback: at the start of every collection, before
-    the young objects that survive it move on, note their holders."""
-    if phase == "start" and _cdata:
-        _look_at_young_now(_cdata)
-
-
-def _holders_known():
-    """The live pointer-holding ctypes objects (a list)."""
-    global _holders
-    classes = _cdata_classes()
-    if not classes:
-        return []
-    if _NO_YOUNG or _holders is None or _look_at_young not in _gc.callbacks:
-        # Once (again, if the callback was taken away): the whole heap.
-        _holders = {}
-        heap = _gc.get_objects()
-        _note_holders(heap, 0, len(heap), classes)
-        if not _NO_YOUNG:
-            _gc.callbacks.append(_look_at_young)
-    if not _NO_YOUNG and _look_at_young_now(classes) > _YOUNG_ENOUGH \
-            and _gc.isenabled():
-        _gc.collect(0)
-    found = []
-    for key, ref in list(_holders.items()):
-        obj = ref()
-        if obj is None:
-            del _holders[key]
-        else:
-            found.append(obj)
-    return found
-
-
-cdef tuple _span(object obj):
-    """The (address, length) of ``obj``'s buffer."""
-    cdef Py_buffer view
-    PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE)
-    PyBuffer_Release(&view)
-    return <size_t>view.buf, view.len
+cdef object _holder_over(size_t start, size_t end):
+    """A live ctypes object that reads [start, end) as a pointer ctypes
+    follows, or None.  A walk that meets a ctypes type not yet walked walks
+    the type (Python code: a collection, a finalizer or another thread can
+    run) and then the heap again: the last walk is the one before the write."""
+    cdef PyObject *found
+    while True:
+        classes = _cdata_classes()
+        if not classes:
+            return None
+        unknown = []
+        heap = None if ARC4PY_VISIT else _gc.get_objects()
+        arc4py_walk_heap(heap, classes, _verdicts, unknown, start, end, &found)
+        del heap  # before any code runs: no object freed by it after the look
+        if found != NULL:
+            holder = <object>found
+            Py_DECREF(holder)  # the walk's own reference
+            return holder
+        if not unknown:
+            return None
+        for cls in unknown:
+            _note_verdict(cls)
 
 
 cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
@@ -380,7 +387,6 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
     this view."""
     cdef PyObject *owner = <PyObject *>view.obj
     cdef size_t start = <size_t>view.buf, end = start + <size_t>view.len
-    cdef size_t address
     if owner != NULL and PyMemoryView_Check(<object>owner):
         owner = <PyObject *>PyMemoryView_GET_BUFFER(<object>owner).obj
     if owner != NULL and _unsearched(<object>owner):
@@ -396,14 +402,13 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
             return 0
     if view.len <= 0:
         return 0
-    for holder in _holders_known():
-        address, size = _span(holder)
-        if address < end and start < address + <size_t>size:
-            raise TypeError(
-                f"cannot fill a {type(obj).__name__}: its memory is also a "
-                f"{type(holder).__name__}, which holds "
-                f"{_verdicts[type(holder)].__name__}, a pointer ctypes "
-                f"follows on read; random bytes are not pointers")
+    holder = _holder_over(start, end)
+    if holder is not None:
+        raise TypeError(
+            f"cannot fill a {type(obj).__name__}: its memory is also a "
+            f"{type(holder).__name__}, which holds "
+            f"{_verdicts[id(type(holder))][1].__name__}, a pointer ctypes "
+            f"follows on read; random bytes are not pointers")
     return 0
 
 
