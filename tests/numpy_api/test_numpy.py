@@ -126,7 +126,7 @@ def test_scalar_draws_never_import_numpy():
                      lambda: arc4py.randbits(100),
                      lambda: arc4py.arc4random_buf(16),
                      lambda: arc4py.fill(bytearray(16)),
-                     lambda: arc4py.randint(1, 6), lambda: arc4py.gauss(),
+                     lambda: arc4py.randint(1, 6), lambda: arc4py.gauss(0.0, 1.0),
                      r.random, lambda: r.choices(range(5), k=3),
                      arc4py.uuid4, arc4py.uuid7, arc4py.token_hex):
             draw()
