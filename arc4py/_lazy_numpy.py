@@ -54,6 +54,12 @@ class NumpyClass:
     def __doc__(self):
         return self._cls().__doc__
 
+    @property
+    def __signature__(self):
+        # inspect.signature() reads this before __call__'s (*args, **kwargs)
+        from inspect import signature
+        return signature(self._cls())
+
     # isinstance(arc4py.BitGenerator, type) is True (read-only here)
     @property  # type: ignore[misc]
     def __class__(self):
