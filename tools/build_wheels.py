@@ -26,8 +26,8 @@ library (``zig cc -target x86_64-linux-gnu.2.17``) or musl, for either
 architecture, from this one host.  setup.py is driven as pip drives it (pip
 wheel, no build isolation) with CC, LDSHARED and CFLAGS pointing at zig, so
 its list of modules and sources, and its flags, stay its own.  The sources
-come from the sdist (setup.py sdist), unpacked once; Cython runs once in that
-copy and every target compiles the same generated C.
+come from the sdist (setup.py sdist), unpacked once; each build runs Cython in
+its own build folder, as setup.py's build_ext does for every install.
 
 Needs: CPython 3.X for each version asked for (found as tools/pythons.py
 says: pyenv's, Debian's in CI's cache folder, python3.X on PATH; one missing
@@ -65,7 +65,6 @@ from wheel_targets import (
     build_windows,
     capture,
     clean_env,
-    digest,
     run,
     say,
 )
@@ -172,8 +171,7 @@ def windows_versions():
 # ---- the sources ---------------------------------------------------------------------
 
 def make_source(work, python, sdist=None):
-    """The sdist (made here unless given), unpacked, with Cython's C made
-    once: its path and the generated files' hashes."""
+    """The sdist (made here unless given), unpacked: its path."""
     env = clean_env()
     if sdist is None:
         sdist_dir = work / "sdist"
@@ -195,15 +193,8 @@ def make_source(work, python, sdist=None):
     if shipped:
         raise Failure(f"the sdist ships Cython's output ({', '.join(shipped)}): "
                       "MANIFEST.in should leave it out")
-    # setup.py runs cythonize() whenever it is loaded: asking for the name
-    # writes every module's .c and compiles nothing.
-    run([python, "setup.py", "-q", "--name"], cwd=src, env=env,
-        log=work / "cython.log")
-    generated = {p.name: digest(p) for p in sorted((src / "arc4py").glob("*.c"))}
-    if not generated:
-        raise Failure("Cython wrote no .c files in the unpacked sdist")
-    say(f"sources: {tarball.name}; Cython once: {', '.join(generated)}")
-    return src, generated
+    say(f"sources: {tarball.name}")
+    return src
 
 
 # ---- main -------------------------------------------------------------------------------
@@ -265,7 +256,7 @@ def main(argv=None):
         out.mkdir(parents=True, exist_ok=True)
         requires = pythons.pyproject()["build-system"]["requires"]
         interps = [make_build_venv(v, work, list(requires)) for v in versions]
-        src, generated = make_source(work, interps[0][0].python, args.sdist)
+        src = make_source(work, interps[0][0].python, args.sdist)
         jobs = [(name, interp, multiarch)
                 for name in targets for interp, multiarch in interps
                 if name not in WINDOWS_TARGETS or interp.version in windows_versions()]
@@ -277,11 +268,11 @@ def main(argv=None):
         results = []
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
             futures = [pool.submit(build_one, name, TARGETS[name], interp, multiarch, src,
-                                   generated, zig, work, out)
+                                   zig, work, out)
                        if name in TARGETS else
-                       pool.submit(build_macos, name, interp, src, generated, zig, work, out)
+                       pool.submit(build_macos, name, interp, src, zig, work, out)
                        if name in MACOS_TARGETS else
-                       pool.submit(build_windows, name, interp, src, generated, zig,
+                       pool.submit(build_windows, name, interp, src, zig,
                                    work, out)
                        for name, interp, multiarch in jobs]
             for fut in futures:

@@ -21,7 +21,6 @@ C runtime and system DLLs and python3XX.dll, and only what that DLL exports.
 
 Any failure raises Failure, which stops the run with a non-zero status.
 """
-import hashlib
 import json
 import os
 import re
@@ -126,10 +125,6 @@ def capture(cmd, **kwargs):
                           text=True, **kwargs).stdout
 
 
-def digest(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def clean_env(**extra):
     """os.environ without arc4py's build switches (a wheel has every core and
     no test hooks) and without a compiler set elsewhere."""
@@ -164,23 +159,19 @@ def aarch64_include(interp, work):
 
 # ---- one wheel -------------------------------------------------------------------------
 
-def pip_wheel(name, interp, src, generated, env, work):
+def pip_wheel(name, interp, src, env, work):
     """pip wheel in a fresh copy of the sources with env's compiler: the
-    wheel as setup.py tags it.  Cython's output must come through as made."""
-    label = f"{name} Python {interp.version}"
+    wheel as setup.py tags it."""
     stage = work / "stage" / f"{name}-{interp.version}"
     shutil.rmtree(stage, ignore_errors=True)
     stage.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(src, stage)  # mtimes kept: the .c stay newer than the .pyx
+    shutil.copytree(src, stage)
     raw = work / "raw" / f"{name}-{interp.version}"
     shutil.rmtree(raw, ignore_errors=True)
     logs = work / "logs"
     logs.mkdir(exist_ok=True)
     run([interp.python, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
          "-w", raw, stage], env=env, log=logs / f"{name}-{interp.version}.log", cwd=stage)
-    for fname, h in generated.items():
-        if digest(stage / "arc4py" / fname) != h:
-            raise Failure(f"{label}: the build ran Cython again ({fname} changed)")
     (wheel,) = raw.glob("*.whl")
     return wheel
 
@@ -199,7 +190,7 @@ def keep(wheel, out, note=""):
     return final
 
 
-def build_one(name, target, interp, multiarch, src, generated, zig, work, out):
+def build_one(name, target, interp, multiarch, src, zig, work, out):
     label = f"{name} Python {interp.version}"
     cc = f"{zig} cc -target {target.zig} -mcpu=baseline"
     # -g0 after the interpreter's own -g (sysconfig's CFLAGS come first).
@@ -219,7 +210,7 @@ def build_one(name, target, interp, multiarch, src, generated, zig, work, out):
         _PYTHON_HOST_PLATFORM=f"linux-{target.arch}",
         SETUPTOOLS_EXT_SUFFIX=ext_suffix,
     )
-    wheel = pip_wheel(name, interp, src, generated, env, work)
+    wheel = pip_wheel(name, interp, src, env, work)
     if target.libc == "musl":
         wheel = musl_soname(wheel, target, interp, work)
     wheel = retag(interp, wheel, target.tag)
@@ -358,7 +349,7 @@ WINDOWS_DLLS = re.compile(r"^(python3\d+\.dll|api-ms-win-crt-[a-z]+-l1-1-0\.dll|
                           r"kernel32\.dll|bcrypt\.dll|advapi32\.dll|ntdll\.dll)$", re.I)
 
 
-def build_windows(name, interp, src, generated, zig, work, out):
+def build_windows(name, interp, src, zig, work, out):
     import wine_python  # tools/, beside this script
     version = interp.version
     label = f"{name} Python {version}"
@@ -390,7 +381,7 @@ def build_windows(name, interp, src, generated, zig, work, out):
         _PYTHON_HOST_PLATFORM=plat.replace("_", "-"),
         SETUPTOOLS_EXT_SUFFIX=ext_suffix,
     )
-    wheel = retag(interp, pip_wheel(name, interp, src, generated, env, work), plat)
+    wheel = retag(interp, pip_wheel(name, interp, src, env, work), plat)
     check_windows(label, wheel, ext_suffix, exports, wine_python, work, target.machine)
     return keep(wheel, out), plat
 
@@ -482,7 +473,7 @@ def macos_numpy_headers(interp, target, work):
     return include
 
 
-def build_macos(name, interp, src, generated, zig, work, out):
+def build_macos(name, interp, src, zig, work, out):
     import release_checks  # tools/, beside this script
     target = MACOS_TARGETS[name]
     label = f"{name} Python {interp.version}"
@@ -498,7 +489,7 @@ def build_macos(name, interp, src, generated, zig, work, out):
         _PYTHON_HOST_PLATFORM=target.host,
         SETUPTOOLS_EXT_SUFFIX=ext_suffix,
     )
-    wheel = retag(interp, pip_wheel(name, interp, src, generated, env, work), target.tag)
+    wheel = retag(interp, pip_wheel(name, interp, src, env, work), target.tag)
     with zipfile.ZipFile(wheel) as z:
         sos = [n for n in z.namelist() if n.endswith(".so")]
         if not sos or not all(n.endswith(ext_suffix) for n in sos):
