@@ -1,5 +1,5 @@
 /*
- * The generator's calls over its byte stream (rng.c): typed draws, the
+ * The generator's calls over its byte stream (rng_requests.c): typed draws, the
  * bounded draw, the core's choice and name, the OS facts, and the abort
  * for callers that cannot report an error.
  */

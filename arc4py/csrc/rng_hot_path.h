@@ -52,15 +52,15 @@ RNG_STATIC_ASSERT(sizeof(struct rng_state) <= 4 * 4096,
    written by the platform file (rng_platform.h). */
 extern RNG_TLS struct rng_state *rng_tls_state;
 
-/* Bumped by arc4py_rng_stir_all() (rng.c): a state seeded before refuses
-   its buffer. */
+/* Bumped by arc4py_rng_stir_all() (rng_requests.c): a state seeded
+   before refuses its buffer. */
 extern unsigned long rng_stir_generation;
 
-/* rng.c: everything rng_take_buffered() cannot serve; wipes dest on
+/* rng_requests.c: everything rng_take_buffered() cannot serve; wipes dest on
    failure. */
 int rng_buf_slow(void *dest, size_t n);
 
-/* rng.c: for callers that cannot report an error (numpy's bitgen_t, the C
+/* rng_draws.c: for callers that cannot report an error (numpy's bitgen_t, the C
    API's arc4random*): say on stderr what failed, inside what, and abort()
    rather than hand out numbers that are not random. */
 RNG_NORETURN void rng_abort(int err, const char *inside);

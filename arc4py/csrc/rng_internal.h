@@ -1,8 +1,13 @@
 /*
  * What the generator's own files share (internal, not installed), on top of
  * rng_hot_path.h (the state and the inlined fast path):
- *   rng.c               the algorithm: reseed, refill, take, direct fills,
- *                       the active core; its invariants at the top
+ *   rng_keystream.c     how a state makes bytes: keying in place, reseed,
+ *                       refill, buffered and direct takes; its invariants
+ *                       at the top
+ *   rng_requests.c      who may use a state and when a request is drawn
+ *                       again: the slow path, stir, stir_all; its
+ *                       invariants at the top
+ *   rng_draws.c         the typed and bounded draws over the byte stream
  *   rng_bitgen.c        numpy's bitgen_t adapters
  *   rng_test_hooks.c    test-only views of the state
  * below them the platform layer (rng_platform.h) and the wipe leaf
@@ -36,8 +41,18 @@
 RNG_STATIC_ASSERT(RNG_SEED_BYTES <= sizeof(((struct rng_state *)0)->os_bytes),
                   "a seed must fit in the state's os_bytes");
 
+/* rng_keystream.c, for rng_requests.c. */
+/* The calling thread's state, made (unseeded) if it has none. */
+int rng_state_get(struct rng_state **out);
+/* New key material from the OS, mixed into a live state's key. */
+int rng_reseed(struct rng_state *s);
+/* n bytes copied out of the buffer, refilled as it runs out. */
+int rng_take_refilling(struct rng_state *s, uint8_t *out, size_t n);
+/* n bytes generated straight into out under one-time keys. */
+int rng_take_direct(struct rng_state *s, uint8_t *out, size_t n);
+
 #ifdef ARC4PY_TEST_HOOKS
-extern long rng_reseed_count; /* rng.c; read by rng_test_hooks.c */
+extern long rng_reseed_count; /* rng_keystream.c; read by rng_test_hooks.c */
 #endif
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * What the generator's algorithm (rng.c) asks of the OS: the one small
+ * What the generator's algorithm (rng_keystream.c, rng_requests.c) asks of the OS: the one small
  * interface every platform file implements.  The algorithm includes no OS
  * header; the platform files never call into the algorithm.
  *

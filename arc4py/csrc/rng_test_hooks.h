@@ -17,11 +17,12 @@ int arc4py_rng_debug_buffer(uint8_t *out, size_t out_len, size_t *left);
 /* Reseeds so far, in every thread. */
 long arc4py_rng_debug_reseeds(void);
 
-/* What the generator (rng.c) tells arc4py_rng_debug_log, when a test sets
-   it (a build with the hooks only): a seed from the OS (p: its bytes, n of
-   them), a core about to run (p: the 16-word input state, n blocks) for a
-   refill or a large fill's chunk, and the scrub of the stack the cores
-   used since (after a refill's core, after a large fill's last). */
+/* What the generator (rng_keystream.c) tells arc4py_rng_debug_log, when a
+   test sets it (a build with the hooks only): a seed from the OS (p: its
+   bytes, n of them), a core about to run (p: the 16-word input state, n
+   blocks) for a refill or a large fill's chunk, and the scrub of the stack
+   the cores used since (after a refill's core, after a large fill's
+   last). */
 enum {
     ARC4PY_RNG_LOG_SEED,
     ARC4PY_RNG_LOG_REFILL,

@@ -28,7 +28,7 @@ from helpers import CSRC, INCLUDE, LINUX, compile_c
 CBIND = CSRC.parent / "cbind"
 
 # The algorithm and what sits beside it (numpy adapters, test views).
-ALGORITHM = {"rng.c", "rng_draws.c", "rng_bitgen.c", "rng_test_hooks.c"}
+ALGORITHM = {"rng_keystream.c", "rng_requests.c", "rng_draws.c", "rng_bitgen.c", "rng_test_hooks.c"}
 PLATFORM = {p.name for p in CSRC.glob("rng_platform_*.c")}
 # ISO C headers: all an algorithm file may include besides the project's.
 ISO_C = {"stddef.h", "stdint.h", "string.h", "errno.h", "stdio.h",
@@ -91,7 +91,8 @@ def test_no_symbol_cycle(graph):
         if node not in state:
             visit(node, [node])
     # The layers are really there: the algorithm calls the platform.
-    assert edges["rng.c"] & PLATFORM, edges["rng.c"]
+    assert edges["rng_keystream.c"] & PLATFORM, edges["rng_keystream.c"]
+    assert edges["rng_requests.c"] & PLATFORM, edges["rng_requests.c"]
 
 
 @pytest.mark.slow
@@ -182,13 +183,15 @@ def test_platform_includes_nothing_above_it(name):
 
 
 def test_generator_includes_only_its_own_headers():
-    """rng.c includes the generator's headers, the compatibility header and
-    the public ones: never the cores' internal headers."""
-    text = (CSRC / "rng.c").read_text()
-    local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
-    for header in local:
-        assert (header.startswith(("rng_", "arc4py/"))
-                or header == "compiler_compat.h"), header
+    """The algorithm's files include the generator's headers, the
+    compatibility header and the public ones: never the cores' internal
+    headers."""
+    for name in sorted(ALGORITHM):
+        text = (CSRC / name).read_text()
+        local = set(re.findall(r'#\s*include\s*"([^"]+)"', text))
+        for header in local:
+            assert (header.startswith(("rng_", "arc4py/"))
+                    or header == "compiler_compat.h"), (name, header)
 
 
 def test_cores_are_linked_into_one_extension_module():
@@ -230,7 +233,7 @@ def test_no_package_file_is_too_long():
                if not SIMD_CORES.search(p.name)
                # Cython's output beside its module
                and not (p.suffix == ".c" and p.with_suffix(".pyx").exists())]
-    assert any(p.name == "rng.c" for p in sources)
+    assert any(p.name == "rng_keystream.c" for p in sources)
     long = {str(p.relative_to(package.parent)): n for p in sources
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert not long, f"over {MAX_LINES} lines: {long}"

@@ -1,39 +1,25 @@
 /*
- * The arc4py generator's algorithm: one ChaCha20 state per OS thread.
+ * How a thread's state makes its bytes: one ChaCha20 state per OS thread.
  *
  * Each refill runs the selected core over the thread's 15 KiB buffer and at
  * once turns the first 40 bytes of fresh keystream into the next key and
  * nonce (fast key erasure); every byte handed out is wiped from the buffer.
  * Large requests are generated straight into the caller's memory under a
- * one-time key drawn from the buffer.
+ * one-time key drawn from the buffer.  Who may use a state, and when a
+ * request is drawn again: rng_requests.c.
  *
  * Invariants (every function below keeps them):
  *  - buf[0 .. BUFFER - left) is zero: the rekey bytes and every byte handed
  *    out are wiped as they leave, so the state cannot reproduce past output.
  *  - since_seed <= reseed_after <= ARC4PY_RNG_RESEED_BYTES: refills and
  *    direct chunks stop at the reseed point and reseed before going on.
- *  - After a fork the child's states have left == 0 and seeded == 0: their
- *    pages read as zero (MADV_WIPEONFORK) or the atfork handler wiped them;
- *    fork_gen != rng_fork_generation makes the next draw reseed from scratch.
- *  - After arc4py_rng_stir_all(), stir_gen != rng_stir_generation in every
- *    other thread's state: the hot path refuses its buffered bytes and the
- *    slow path reseeds before any output.
  *  - Every use of the buffer or the key first checks seeded and the
  *    generations (is_current); a zeroed state fails the check, so it is
- *    reseeded before it gives output.
- *  - busy is set while a call of the thread is inside the generator; a
- *    call nested in it (a signal handler's), or made inside fork() (an
- *    atfork handler's), never touches the buffer or the key: it takes its
- *    bytes from the OS.  So left only ever drops by what was copied out,
- *    and no bytes are handed out twice.  A slow call escaped by a jump
- *    leaves a stale busy, recognised by its frame (stale_busy).
- *  - Each request ends with one check (request_intact), as the vDSO
- *    getrandom's: if a fork or a stir_all came since it began, or its
- *    pages were zeroed under it (a fork from a signal handler: busy reads
- *    0), the whole request is drawn again from a key seeded after that
- *    event.  So no output returned after stir_all() has returned comes
- *    from a key seeded before it, and a child never finishes the parent's
- *    keystream.
+ *    reseeded before it gives output.  After a fork the child's states
+ *    have left == 0 and seeded == 0 (their pages read as zero, by
+ *    MADV_WIPEONFORK or the atfork handler), and after
+ *    arc4py_rng_stir_all() every other thread's stir_gen is stale: either
+ *    way the next use reseeds, from scratch in a child.
  *  - The generator's C puts no key, nonce or seed word in a stack slot: a
  *    state is keyed in place (key_from, mix_into), a word at a time, from
  *    bytes in its own pages (the buffer's first 40, the one-time key, the
@@ -54,15 +40,15 @@
  *    a new one-time key kept in the state's pages, with the reseed point
  *    and the generations checked and the VM-clone source mixed in per
  *    chunk.
- *  - On any failure the caller's output is wiped (fail closed) and a state
- *    that could not reseed gives no output until a reseed succeeds.
+ *  - A state that could not reseed gives no output until a reseed succeeds.
  */
 #include "rng_internal.h"
 
 #include <errno.h>
 
 /* From 1: a state zeroed under a running call (a raw fork from a signal
-   handler) has stir_gen 0, which the hot path refuses. */
+   handler) has stir_gen 0, which the hot path refuses.  Bumped by
+   arc4py_rng_stir_all(). */
 unsigned long rng_stir_generation = 1;
 #ifdef ARC4PY_TEST_HOOKS
 long rng_reseed_count;
@@ -70,7 +56,7 @@ void (*arc4py_rng_debug_log)(int event, const void *p, size_t n);
 void (*arc4py_rng_debug_vm_mix)(uint8_t *mix, size_t n);
 #endif
 
-static int state_get(struct rng_state **out) /* created, unseeded, if need be */
+int rng_state_get(struct rng_state **out) /* created, unseeded, if need be */
 {
     if ((*out = rng_tls_state) != NULL)
         return 0;
@@ -178,7 +164,7 @@ static int needs_reseed(const struct rng_state *s, uint64_t more)
  * discarded.  The generations are read before the OS is asked, so a seed
  * recorded as newer than a stir_all was drawn after it.
  */
-static int reseed(struct rng_state *s)
+int rng_reseed(struct rng_state *s)
 {
     uint8_t *seed = s->os_bytes;
     struct rng_signal_mask mask;
@@ -227,7 +213,7 @@ static int refill(struct rng_state *s)
     struct rng_signal_mask mask;
     int err;
 
-    if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = reseed(s)) != 0)
+    if (needs_reseed(s, ARC4PY_RNG_BUFFER_BYTES) && (err = rng_reseed(s)) != 0)
         return err;
     rng_platform_signals_hold(&mask);
     vm_mix(s, s->chacha);
@@ -242,8 +228,9 @@ static int refill(struct rng_state *s)
     return 0;
 }
 
-/* Copy n bytes out of the buffer, wiping each one handed out. */
-static int take(struct rng_state *s, uint8_t *out, size_t n)
+/* Copy n bytes out of the buffer, wiping each one handed out, refilling
+   it as it runs out. */
+int rng_take_refilling(struct rng_state *s, uint8_t *out, size_t n)
 {
     while (n) {
         size_t m, left;
@@ -290,7 +277,7 @@ static void direct_chunk(struct rng_state *s, uint8_t *out, size_t chunk)
  * point, so the "reseed after 1 MiB" promise holds across small and large
  * requests alike.
  */
-static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
+int rng_take_direct(struct rng_state *s, uint8_t *out, size_t n)
 {
     struct rng_signal_mask mask;
     int err = 0;
@@ -303,15 +290,15 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
                                                          : ARC4PY_RNG_DIRECT_CHUNK_BYTES;
 
         /* Each chunk reseeds at the reseed point, and after a fork or a
-           stir_all (the request is then drawn again: see rng_buf_slow). */
+           stir_all (the request is then drawn again: rng_requests.c). */
         if (needs_reseed(s, 1)) {
             rng_platform_signals_release(&mask);
-            err = reseed(s);
+            err = rng_reseed(s);
             rng_platform_signals_hold(&mask);
             if (err != 0)
                 break;
         }
-        err = take(s, s->direct.key, RNG_REKEY_BYTES);
+        err = rng_take_refilling(s, s->direct.key, RNG_REKEY_BYTES);
         rng_forget_registers(); /* the copy's */
         if (err != 0)
             break;
@@ -330,121 +317,4 @@ static int take_direct(struct rng_state *s, uint8_t *out, size_t n)
     rng_platform_signals_release(&mask);
     rng_wipe(&s->direct, sizeof s->direct);
     return err;
-}
-
-/* Generations a request began under (see request_intact); a local of the
-   caller, so its address also places the caller's frame (stale_busy). */
-struct rng_request {
-    unsigned long fork_gen, stir_gen;
-};
-
-static void request_begin(struct rng_state *s, struct rng_request *r)
-{
-    s->busy = 1;
-    s->busy_frame = (uintptr_t)r;
-    RNG_SIGNAL_FENCE();
-    r->fork_gen = rng_load_ulong(&rng_fork_generation);
-    r->stir_gen = rng_load_ulong(&rng_stir_generation);
-}
-
-/*
- * The one check at the end of a call that used the state, as the vDSO
- * getrandom's at the end of each call; 0 if the request must be drawn
- * again, whole, from a key seeded after the event.  The state's pages were
- * zeroed under the call (a fork from a signal handler that interrupted it:
- * wipe-on-fork or the atfork handler zeroed busy in the child), or a fork
- * happened: what the call made since may be the parent's keystream, or a
- * key the parent also saw, so the state is wiped (the next use reseeds).
- * Or a stir_all began since request_begin: some output may come from a
- * key it retired.  Clears busy.
- */
-static int request_intact(struct rng_state *s, const struct rng_request *r)
-{
-    int intact = 0;
-
-    RNG_SIGNAL_FENCE();
-    if (s->busy != 1 || r->fork_gen != rng_load_ulong(&rng_fork_generation))
-        rng_wipe(s, sizeof *s);
-    else
-        intact = r->stir_gen == rng_load_ulong(&rng_stir_generation);
-    RNG_SIGNAL_FENCE();
-    s->busy_frame = 0;
-    s->busy = 0;
-    return intact;
-}
-
-/* A busy state whose slow call is gone (a jump out of a fault handler):
-   a nested call runs below its frame or on a signal stack; this one (its
-   local r) is at or above it, on none.  Its buffer may be half handed out,
-   its one-time key live: wiped, the next use reseeds.  (frame: r's address) */
-static int stale_busy(struct rng_state *s, uintptr_t frame)
-{
-    if (s->busy_frame == 0 || frame < s->busy_frame ||
-        rng_platform_on_signal_stack())
-        return 0;
-    rng_wipe(s, sizeof *s);
-    return 1;
-}
-
-/* Restarts (a fork or a stir_all in the call) before EAGAIN: stir_all()
-   calls more often than a fill lasts delay it at most this many passes. */
-#define RNG_RESTARTS_MAX 8
-
-RNG_COLD_NOINLINE int rng_buf_slow(void *dest, size_t n)
-{
-    struct rng_state *s = NULL;
-    struct rng_request r;
-    int err = rng_platform_fork_window() ? 0 : state_get(&s);
-
-    if (err == 0 && (s == NULL || (s->busy && !stale_busy(s, (uintptr_t)&r)))) {
-        /* Nested in a call of this thread (a signal handler), or inside a
-           fork (another library's atfork handler): the buffer and key are
-           not this call's to use, so straight from the OS. */
-        err = rng_platform_entropy(dest, n);
-    } else if (err == 0) {
-        int restarts = 0, intact;
-
-        do {
-            request_begin(s, &r);
-            err = n >= ARC4PY_RNG_DIRECT_BYTES ? take_direct(s, dest, n)
-                                               : take(s, dest, n);
-            intact = request_intact(s, &r);
-        } while (err == 0 && !intact && ++restarts <= RNG_RESTARTS_MAX);
-        if (err == 0 && !intact)
-            err = EAGAIN;
-    }
-    if (err)
-        rng_wipe(dest, n); /* fail closed: no partial output survives */
-    return err;
-}
-
-int arc4py_rng_stir(void)
-{
-    struct rng_state *s;
-    struct rng_request r;
-    int err = rng_platform_fork_window() ? EBUSY : state_get(&s);
-
-    if (err)
-        return err;
-    if (s->busy && !stale_busy(s, (uintptr_t)&r))
-        return EBUSY; /* nested in a draw of this thread: not its state to reseed */
-    request_begin(s, &r);
-    err = reseed(s);
-    (void)request_intact(s, &r); /* wiped under the reseed: the next draw reseeds */
-    return err;
-}
-
-int arc4py_rng_stir_all(void)
-{
-    /* First: every state seeded before (and its buffer) is refused after. */
-    rng_increment_ulong(&rng_stir_generation);
-    return arc4py_rng_stir();
-}
-
-/* The protections every live state has (the caller's is made first). */
-unsigned arc4py_rng_fork_protection(void)
-{
-    struct rng_state *s;
-
-    return state_get(&s) == 0 ? rng_platform_protections() : 0;
 }
