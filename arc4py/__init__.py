@@ -86,3 +86,7 @@ if _lazy_numpy.numpy_installed():
 _core._share_between_threads(
     globals(), *[globals()[name] for name in __all__ if name in globals()],
     _random._inst, *vars(_core.Random).values())
+# A user's Random is shared through a global name more often than not:
+# deferred counting spares each call's reference on it (freed by the
+# cyclic collector once unreachable, as a threading.local is).
+_core._defer_instances(_random.Random)

@@ -302,8 +302,42 @@ cdef extern from *:
         (void)op;
     #endif
     }
+
+    #if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030E0000
+    static newfunc arc4py_counted_new; /* the type's own, called first */
+
+    static PyObject *arc4py_deferred_new(PyTypeObject *type, PyObject *args,
+                                         PyObject *kwargs)
+    {
+        PyObject *op = arc4py_counted_new(type, args, kwargs);
+
+        if (op != NULL)
+            (void)PyUnstable_Object_EnableDeferredRefcount(op);
+        return op;
+    }
+    #endif
+
+    /* Every instance type makes from now on (its subclasses' too, which
+       inherit the slot) counts its references the deferred way; one type
+       per process. */
+    static int arc4py_defer_instances(PyObject *type)
+    {
+    #if defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030E0000
+        PyTypeObject *t = (PyTypeObject *)type;
+
+        if (arc4py_counted_new != NULL)
+            return t->tp_new == arc4py_deferred_new ? 0 : -1;
+        arc4py_counted_new = t->tp_new;
+        t->tp_new = arc4py_deferred_new;
+        PyType_Modified(t);
+    #else
+        (void)type;
+    #endif
+        return 0;
+    }
     """
     void arc4py_share_between_threads(object op)
+    int arc4py_defer_instances(object type)
 
 
 def _share_between_threads(*objects):
@@ -312,6 +346,17 @@ def _share_between_threads(*objects):
     arc4py's own modules, at import only."""
     for op in objects:
         arc4py_share_between_threads(op)
+
+
+def _defer_instances(type cls):
+    """Make every instance of ``cls`` (one class, a subclass of
+    ``random.Random`` made in arc4py) cheap to share between threads on a
+    free-threaded build: its references are counted the deferred way, as
+    CPython counts a ``threading.local``'s, so an instance is freed by the
+    cyclic garbage collector once unreachable rather than at once.  Nothing
+    on a GIL build.  For arc4py's own classes, at import only."""
+    if arc4py_defer_instances(cls) != 0:
+        raise RuntimeError("arc4py: only one class's instances are deferred")
 
 
 #: The public names, which ``arc4py`` re-exports (``from arc4py._core import

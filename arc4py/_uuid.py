@@ -9,7 +9,7 @@ import threading as _threading
 import time as _time
 from uuid import UUID as _UUID, SafeUUID as _SafeUUID
 
-from arc4py._core import randbits as _randbits
+from arc4py._core import randbits as _randbits, _share_between_threads
 
 # The version nibble (bits 76-79) and the RFC 9562 variant (bits 62-63: 10).
 _VERSION_MASK = ~((0xF << 76) | (0x3 << 62))
@@ -105,3 +105,13 @@ def uuid7():
     return _from_int(((ms & _MS_MASK) << 80) | ((counter >> 30) << 64)
                      | ((counter & 0x3FFF_FFFF) << 32)
                      | (fresh & 0xFFFF_FFFF) | _VERSION_7)
+
+
+# Free-threaded builds: what every uuid4() and uuid7() call loads from this
+# module, and the SafeUUID member each UUID holds, made immortal, so that
+# threads making UUIDs at once do not all write one reference count (the
+# functions themselves are arc4py's public names: arc4py/__init__.py).
+_share_between_threads(_VERSION_MASK, _VERSION_4, _VERSION_7, _COUNTER_MAX,
+                       _MS_MASK, _new, _UNKNOWN, _UUID, _from_int,
+                       *([_set_int, _set_is_safe] if "_set_int" in globals()
+                         else []))

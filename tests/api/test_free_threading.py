@@ -166,23 +166,59 @@ def _draw_in_threads(rng, n):
     run_threads(4, draws)
 
 
-def test_a_shared_random_is_freed_with_its_last_reference():
-    """Nothing arc4py does to spare shared objects their reference counts
-    (immortality, deferred counting) reaches a user's Random: one that
-    threads drew from through every kind of method (the C descriptors, the
-    C distributions, the stdlib's code) goes when its last reference does,
-    and so does one with an instance override."""
+def _deferred(obj):
+    """Whether ``obj``'s references are counted the deferred way (3.14t),
+    as a module-level function's are: its count then carries CPython's
+    bias for that (PY_SSIZE_T_MAX / 8), far above any real count."""
+    return sys.getrefcount(obj) > 2**40
+
+
+def test_a_shared_random_is_freed_once_unreachable():
+    """A Random that threads drew from through every kind of method (the C
+    descriptors, the C distributions, the stdlib's code) is freed once
+    nothing reaches it, plain, subclassed or with an instance override: at
+    its last reference on a GIL build, by the next collection on a
+    free-threaded one (where its references are counted the deferred way,
+    as a threading.local's, so that threads calling a global Random do not
+    all write one counter).  Never immortal."""
+    import gc
+
+    class Mine(arc4py.Random):
+        pass
+
     n = 10**30 + 7   # one shared int bound, as randbelow(n) callers share it
-    for override in (False, True):
-        rng = arc4py.Random()
-        if override:
+    for kind in ("plain", "override", "subclass"):
+        rng = Mine() if kind == "subclass" else arc4py.Random()
+        if kind == "override":
             rng.random = arc4py.random   # (a bound method of rng would be a cycle)
         _draw_in_threads(rng, n)
         if hasattr(sys, "_is_immortal"):
             assert not sys._is_immortal(rng)
+        deferred = FREE_THREADED and sys.version_info >= (3, 14)
+        assert _deferred(rng) == deferred, kind
         gone = weakref.ref(rng)
         del rng
-        assert gone() is None, "a shared Random outlived its last reference"
+        if deferred:
+            gc.collect()
+        assert gone() is None, f"a {kind} Random outlived its last reference"
+
+
+@needs_free_threading
+def test_random_instances_made_and_dropped_do_not_pile_up():
+    """Deferred counting leaves a dropped Random to the collector: made and
+    dropped in a loop, they are collected as they go (the collector runs
+    on allocations), not kept."""
+    import gc
+    gc.collect()
+    alive = weakref.WeakSet()
+    for _ in range(20000):
+        rng = arc4py.Random()
+        alive.add(rng)
+        rng.randint(1, 6)
+        del rng
+    assert len(alive) < 20000 // 2, len(alive)
+    gc.collect()
+    assert len(alive) == 0
 
 
 def _arc4py_modules():

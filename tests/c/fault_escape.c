@@ -68,6 +68,18 @@ static int all_zero(const void *p, size_t n)
     return 1;
 }
 
+/* Signal by signal: the bytes of a sigset_t past the kernel's signals are
+   not all written (under qemu-user they differ from call to call). */
+static int same_signals(const sigset_t *a, const sigset_t *b)
+{
+    int sig;
+
+    for (sig = 1; sig <= 64; sig++)
+        if (sigismember(a, sig) != sigismember(b, sig))
+            return 0;
+    return 1;
+}
+
 int main(void)
 {
     /* Static: live across siglongjmp. */
@@ -115,7 +127,7 @@ int main(void)
             s = rng_tls_state;
             if (nested_err == 0 && stir == 0 && draws_ok && getrandom_calls == calls &&
                 s != NULL && !s->busy && all_zero(&s->direct, sizeof s->direct) &&
-                memcmp(&before, &after, sizeof before) == 0)
+                same_signals(&before, &after))
                 recovered++;
             else if (recovered + 1 == escapes)
                 verdict_detail("%s stack, round %d: handler's draw %d, stir %d, "

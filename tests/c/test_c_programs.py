@@ -308,6 +308,22 @@ def builds(tmp_path_factory):
     return build
 
 
+def _arch(name):
+    """One name per architecture (macOS and Windows say arm64 and amd64)."""
+    name = name.lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(name, name)
+
+
+#: The running Python's architecture.
+MACHINE = _arch(platform.machine())
+
+
+def compiler_target(cc):
+    """The architecture ``cc`` builds for (``-dumpmachine``'s first part)."""
+    out = subprocess.run([cc, "-dumpmachine"], capture_output=True, text=True)
+    return _arch(out.stdout.strip().split("-")[0]) or "unknown"
+
+
 @pytest.mark.parametrize("program", list(_params()))
 def test_c_program(program, builds, request):
     p = program
@@ -315,6 +331,10 @@ def test_c_program(program, builds, request):
         cc = find_cc(p.compiler)
         if cc is None:
             pytest.skip(f"{p.compiler} is not on PATH")
+        target = compiler_target(cc)
+        if target != MACHINE:
+            pytest.skip(f"the {p.compiler} on PATH builds for {target}, not for "
+                        f"this {MACHINE} Python (an emulated one)")
     else:
         cc = request.getfixturevalue("cc")
     reason = p.skip and p.skip(cc)

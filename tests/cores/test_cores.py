@@ -317,15 +317,22 @@ CPUINFO_FLAGS = {"sse2": "sse2", "ssse3": "ssse3", "avx2": "avx2",
 
 
 def cpu_features_from_the_os():
-    """The features of CPUINFO_FLAGS this CPU and OS offer, read apart from
-    the dispatch where the OS says (Linux), else the dispatch's."""
+    """The features of CPUINFO_FLAGS this CPU and OS offer this process's
+    architecture, read apart from the dispatch where the OS says (Linux),
+    else the dispatch's.  (Under qemu-user, /proc/cpuinfo is the host's:
+    an x86-64 host's flags say nothing of what an aarch64 process runs.)"""
     try:
         with open("/proc/cpuinfo") as f:
             flags = {w for line in f if line.split(":")[0].strip() in ("flags", "Features")
                      for w in line.split(":", 1)[1].split()}
     except OSError:
         return set(arc4py.cpu_features())
-    return {feature for feature, flag in CPUINFO_FLAGS.items() if flag in flags}
+    machine = platform.machine().lower()
+    mine = ({"neon"} if machine in ("aarch64", "arm64")
+            else set(CPUINFO_FLAGS) - {"neon"} if machine in ("x86_64", "amd64")
+            else set())
+    return {feature for feature, flag in CPUINFO_FLAGS.items()
+            if flag in flags and feature in mine}
 
 
 def test_every_core_this_cpu_runs_is_built_or_left_out_by_name():
