@@ -186,6 +186,12 @@ class Random(_Primitives, _stdlib.SystemRandom):
 
     A method set on an instance (``rng.random = f``) is used wherever the
     stdlib's own code would call it, as on ``random.Random``.
+
+    On a free-threaded build (3.14t and later) its references are counted
+    the deferred way, as a ``threading.local``'s: threads calling one
+    through a global name write no shared reference count, and one no
+    longer reachable is freed by the cyclic garbage collector rather than
+    at once.
     """
 
     __module__ = "arc4py"  # where users find it (and pickle looks)

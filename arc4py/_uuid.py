@@ -108,7 +108,8 @@ def uuid7():
 
 
 # Free-threaded builds: what every uuid4() and uuid7() call loads from this
-# module, and the SafeUUID member each UUID holds, made immortal, so that
+# module, and the class and SafeUUID member each UUID holds a reference to
+# (the uuid module's, which live as long as it), made immortal, so that
 # threads making UUIDs at once do not all write one reference count (the
 # functions themselves are arc4py's public names: arc4py/__init__.py).
 _share_between_threads(_VERSION_MASK, _VERSION_4, _VERSION_7, _COUNTER_MAX,

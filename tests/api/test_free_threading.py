@@ -296,3 +296,8 @@ def test_drawing_calls_are_immortal():
                  "choice", "default_rng"):
         assert sys._is_immortal(getattr(arc4py, name)), name
     assert sys._is_immortal(vars(arc4py))
+    # and what uuid4() and uuid7() load from their module on every call
+    from arc4py import _uuid
+    for name in ("_VERSION_MASK", "_VERSION_4", "_VERSION_7", "_COUNTER_MAX",
+                 "_MS_MASK", "_new", "_UNKNOWN", "_UUID", "_from_int"):
+        assert sys._is_immortal(getattr(_uuid, name)), name
