@@ -33,6 +33,7 @@ from helpers import (
     find_cc,
     run_child,
     run_python,
+    zig_cc,
 )
 
 _BUILDING_FIXTURES = {"hooks_build", "capi_demo"}
@@ -90,6 +91,16 @@ def cc():
     if path is None:
         pytest.skip("no C compiler (cc, gcc or clang) on PATH")
     return path
+
+
+@pytest.fixture(scope="session")
+def zig():
+    """zig's C compiler, the command (helpers.zig_cc()), which
+    cross-compiles for every target."""
+    command = zig_cc()
+    if command is None:
+        pytest.skip("no zig (pip install ziglang) to build for other targets")
+    return command
 
 
 @pytest.fixture(scope="session")

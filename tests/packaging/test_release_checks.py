@@ -8,7 +8,7 @@ import zipfile
 import pytest
 
 import arc4py
-from helpers import REPO, zig_cc
+from helpers import REPO
 
 TOOL = REPO / "tools" / "release_checks.py"
 if not TOOL.exists():
@@ -25,17 +25,14 @@ def test_the_tag_is_the_version():
 
 
 @pytest.fixture(scope="module")
-def dylib(tmp_path_factory):
+def dylib(zig, tmp_path_factory):
     """{zig target: a shared library linked for it}."""
-    cc = zig_cc()
-    if cc is None:
-        pytest.skip("no zig (pip install ziglang) to link Mach-O files")
     folder = tmp_path_factory.mktemp("macho")
     (folder / "m.c").write_text("int f(void) { return 1; }\n")
     out = {}
     for target in ("x86_64-macos.10.12", "x86_64-macos.10.9", "aarch64-macos.11.0"):
         out[target] = folder / f"{target}.so"
-        subprocess.run([*cc, "-target", target, "-shared", "-o", str(out[target]),
+        subprocess.run([*zig, "-target", target, "-shared", "-o", str(out[target]),
                         str(folder / "m.c")], check=True)
     return out
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CSRC, INCLUDE, core_table_names, zig_cc
+from helpers import CSRC, INCLUDE, core_table_names
 
 # The declarations the cores, the dispatch and the wipe take from the C
 # library (and clang's own intrinsics headers take from stdlib.h/malloc.h).
@@ -32,10 +32,8 @@ TARGETS = {"x86_64-pc-windows-msvc": ["avx512", "avx2", "ssse3", "sse2", "generi
 
 
 @pytest.fixture(scope="module")
-def clang_cl(tmp_path_factory):
-    zig = zig_cc()
-    if zig is None:
-        pytest.skip("no zig (pip install ziglang): its clang in cl mode is the clang-cl")
+def clang_cl(zig, tmp_path_factory):
+    """zig's clang in cl mode: the clang-cl."""
     stubs = tmp_path_factory.mktemp("sdk-stubs")
     for name, text in STUBS.items():
         (stubs / name).write_text(text)
