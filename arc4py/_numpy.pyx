@@ -217,7 +217,7 @@ class BitGenerator(_CoreBitGenerator):
 # change: this one's says whose it is, "Generator(arc4py.BitGenerator)".
 BitGenerator.__name__ = "arc4py.BitGenerator"
 
-_STATE_NAME = "arc4py.BitGenerator"
+_STATE_NAME = BitGenerator.__name__
 
 
 def _bit_generator_ctor(name=_STATE_NAME, tag=None):

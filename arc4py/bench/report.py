@@ -181,8 +181,7 @@ def format_c_api(c_api):
 
 def _c_figure(row, column):
     """A C-API figure's spread and flag, as _cell takes them (None where
-    the row has none: a skipped column, or a report from before they were
-    kept)."""
+    the row has none: a skipped column, or a report without spreads)."""
     if column not in row.get("spread", {}):
         return None
     return {"spread": row["spread"][column],

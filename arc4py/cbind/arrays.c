@@ -263,8 +263,7 @@ static PyObject *make_array(enum arc4py_array_kind kind, PyObject *size,
     } else {
         err = draw_into(kind, bound, uniform, p, nbytes);
     }
-    if (err) { /* never hand out part of an array: wipe what was made */
-        memset(p, 0, nbytes);
+    if (err) { /* the draw wiped what it made */
         Py_DECREF(out);
         arc4py_raise_os_error(err);
         return NULL;

@@ -16,7 +16,8 @@ int arc4py_rng_u64(uint64_t *out) { return rng_take(out, 8); }
 
 /* Lemire's multiply-shift with rejection of the biased low products:
    each of the n random words at v mapped into [0, upper_bound) in place,
-   a word whose low product is biased drawn again. */
+   a word whose low product is biased drawn again.  On failure all n are
+   wiped, those already mapped too. */
 int arc4py_rng_uniform_words(uint32_t *v, size_t n, uint32_t upper_bound)
 {
     uint32_t r, threshold;
@@ -34,8 +35,10 @@ int arc4py_rng_uniform_words(uint32_t *v, size_t n, uint32_t upper_bound)
         if ((uint32_t)m < upper_bound && threshold == 0)
             threshold = (uint32_t)(-upper_bound) % upper_bound;
         while ((uint32_t)m < threshold) {
-            if ((err = arc4py_rng_u32(&r)) != 0)
+            if ((err = arc4py_rng_u32(&r)) != 0) {
+                rng_wipe(v, n * sizeof *v);
                 return err;
+            }
             m = (uint64_t)r * upper_bound;
         }
         v[i] = (uint32_t)(m >> 32);

@@ -42,6 +42,8 @@ cannot run here.  What each program checks is in its own header:
                       output wiped) after a bounded number of passes
     fault_escape      a fill into a faulting page left by siglongjmp from the
                       fault handler: the state recovers, its one-time key wiped
+    uniform_fail      a bounded array draw whose redraw of a rejected word
+                      fails: every word wiped, those already mapped too
     move_out_check    the hot path's copy-and-wipe as memcpy then memset, at
                       several optimisation levels, AVX-512 natively and emulated
     stress_threads    threads, stir_all, churn and forks under ThreadSanitizer
@@ -246,6 +248,8 @@ PROGRAMS = [
             skip=unless(LINUX, "EAGAIN is 11 on Linux")),
     Program("fault_escape", "fault_escape.c", timeout=120,
             expect={"escapes": 40, "recovered": 40, "nested_from_os": 40},
+            skip=unless(LINUX, "interposes getrandom(), the Linux entropy call")),
+    Program("uniform_fail", "uniform_fail.c", expect={"err": 5, "left": 0},
             skip=unless(LINUX, "interposes getrandom(), the Linux entropy call")),
     *(Program(f"move_out_check{opt}", "move_out_check.c", link="headers",
               flags=(opt,), expect=MOVE_OUT_CASES, timeout=120)

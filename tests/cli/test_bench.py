@@ -258,7 +258,7 @@ def test_c_api_table(fake_c_api, capsys):
     # each figure with its spread, "!" where unstable, as the Python rows
     assert lines[3].split() == ["arc4random", "400", "±2%", "(4.00x)", "100",
                                 "±5%", "200", "±20%!", "(2.00x)", "-"]
-    # (a report without spreads, from before they were kept, still shows)
+    # (a report without spreads still shows)
     assert lines[4].split() == ["arc4random_buf(16)", "1,600", "(2.00x)",
                                 "800", "400", "(0.50x)", "-"]
     notes = " ".join(" ".join(lines[5:]).split())
