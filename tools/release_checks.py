@@ -51,8 +51,8 @@ def check_tag(tag):
     print(f"release_checks: tag {tag} is arc4py {version()}")
 
 
-#: the wheels built twice: (build_wheels.py target, the wheel's platform tag)
-AGAIN = {"manylinux_x86_64": "manylinux_2_17_x86_64", "windows_x86_64": "win_amd64"}
+#: the wheels built twice (build_wheels.py's targets)
+AGAIN = ("manylinux_x86_64", "windows_x86_64")
 
 
 def check_reproducible(dist, sdist=None):
@@ -61,7 +61,9 @@ def check_reproducible(dist, sdist=None):
         (sdist,) = dist.glob("arc4py-*.tar.gz")
     v = f"{sys.version_info[0]}.{sys.version_info[1]}"
     cp = f"cp{v.replace('.', '')}"
-    targets = [t for t, tag in AGAIN.items() if list(dist.glob(f"*-{cp}-*{tag}*.whl"))]
+    from wheel_targets import TARGETS, WINDOWS_TARGETS  # tools/, beside this script
+    tags = {t: {**TARGETS, **WINDOWS_TARGETS}[t].tag for t in AGAIN}
+    targets = [t for t, tag in tags.items() if list(dist.glob(f"*-{cp}-*{tag}.whl"))]
     if not targets:
         fail(f"{dist} has no {cp} wheel of {', '.join(AGAIN)} to build again")
     with tempfile.TemporaryDirectory(prefix="arc4py-again-") as tmp:

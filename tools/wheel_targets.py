@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pythons  # tools/, beside this script
+import release_checks
 
 
 @dataclass(frozen=True)
@@ -421,19 +422,30 @@ def check_windows(label, wheel, ext_suffix, exports, wine_python, work, machine)
 
 @dataclass(frozen=True)
 class MacTarget:
-    zig: str        # zig's -target, with the minimum macOS
-    tag: str        # the wheel's platform tag: that minimum
-    arch: str       # the Mach-O CPU, as release_checks.py names it
-    host: str       # sysconfig.get_platform() there
+    cpu: str        # zig's name for the CPU
+    arch: str       # the Mach-O CPU and the wheel tag's, as release_checks.py names it
     numpy_tag: str  # a platform numpy has wheels for, for its headers
+
+    @property
+    def minimum(self):  # the oldest macOS the wheel claims: release_checks.py's
+        return release_checks.MACOS_MINIMUM[self.arch]
+
+    @property
+    def zig(self):  # zig's -target, with the minimum macOS
+        return "{}-macos.{}.{}".format(self.cpu, *self.minimum)
+
+    @property
+    def tag(self):  # the wheel's platform tag
+        return "macosx_{}_{}_{}".format(*self.minimum, self.arch)
+
+    @property
+    def host(self):  # sysconfig.get_platform() there
+        return "macosx-{}.{}-{}".format(*self.minimum, self.arch)
 
 
 MACOS_TARGETS = {
-    # getentropy, the entropy source, is 10.12's; arm64 Macs start at 11.0
-    "macos_x86_64": MacTarget("x86_64-macos.10.12", "macosx_10_12_x86_64", "x86_64",
-                              "macosx-10.12-x86_64", "macosx_14_0_x86_64"),
-    "macos_arm64": MacTarget("aarch64-macos.11.0", "macosx_11_0_arm64", "arm64",
-                             "macosx-11.0-arm64", "macosx_14_0_arm64"),
+    "macos_x86_64": MacTarget("x86_64", "x86_64", "macosx_14_0_x86_64"),
+    "macos_arm64": MacTarget("aarch64", "arm64", "macosx_14_0_arm64"),
 }
 
 
@@ -474,7 +486,6 @@ def macos_numpy_headers(interp, target, work):
 
 
 def build_macos(name, interp, src, zig, work, out):
-    import release_checks  # tools/, beside this script
     target = MACOS_TARGETS[name]
     label = f"{name} Python {interp.version}"
     cc = f"{zig} cc -target {target.zig}"
