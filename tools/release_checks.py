@@ -55,6 +55,14 @@ def check_tag(tag):
 AGAIN = ("manylinux_x86_64", "windows_x86_64")
 
 
+def platforms(wheel_or_tag):
+    """The platform tags of a wheel (its file name's last field) or of a
+    compressed tag set, as a set: auditwheel may order them either way."""
+    name = Path(wheel_or_tag).name
+    return frozenset(name[:-4].split("-")[-1].split(".") if name.endswith(".whl")
+                     else name.split("."))
+
+
 def check_reproducible(dist, sdist=None):
     dist = Path(dist).resolve()
     if sdist is None:
@@ -62,8 +70,9 @@ def check_reproducible(dist, sdist=None):
     v = f"{sys.version_info[0]}.{sys.version_info[1]}"
     cp = f"cp{v.replace('.', '')}"
     from wheel_targets import TARGETS, WINDOWS_TARGETS  # tools/, beside this script
-    tags = {t: {**TARGETS, **WINDOWS_TARGETS}[t].tag for t in AGAIN}
-    targets = [t for t, tag in tags.items() if list(dist.glob(f"*-{cp}-*{tag}.whl"))]
+    wheels = [platforms(w) for w in dist.glob(f"*-{cp}-*.whl")]
+    targets = [t for t in AGAIN
+               if platforms({**TARGETS, **WINDOWS_TARGETS}[t].tag) in wheels]
     if not targets:
         fail(f"{dist} has no {cp} wheel of {', '.join(AGAIN)} to build again")
     with tempfile.TemporaryDirectory(prefix="arc4py-again-") as tmp:
