@@ -16,7 +16,7 @@ cdef extern from "chacha20.h" nogil:
     const arc4py_chacha20_core *arc4py_chacha20_find(const char *name)
     const char *arc4py_chacha20_known_name(size_t i)
     int arc4py_chacha20_is_known(const char *name)
-    const char *arc4py_chacha20_left_out(size_t i, int *compiler)
+    const char *arc4py_chacha20_left_out(size_t i)
     const char *arc4py_cpu_features()
     const arc4py_chacha20_core *arc4py_chacha20_active()
 

@@ -39,17 +39,13 @@ ALL_BACKENDS = _known_names()
 
 cdef dict _left_out():
     cdef size_t i = 0
-    cdef int compiler = 0
-    cdef const char *name = arc4py_chacha20_left_out(0, &compiler)
+    cdef const char *name = arc4py_chacha20_left_out(0)
     found = {}
     while name != NULL:
         isa = name.decode("ascii")
-        why = f"left out by name (ARC4PY_NO_{isa.upper()})"
-        if compiler:
-            why += "; this compiler cannot build it"
-        found[isa] = why
+        found[isa] = f"left out by name (ARC4PY_NO_{isa.upper()})"
         i += 1
-        name = arc4py_chacha20_left_out(i, &compiler)
+        name = arc4py_chacha20_left_out(i)
     return found
 
 # The cores this build left out, and why: what `arc4py info` and the tests

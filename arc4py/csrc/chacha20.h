@@ -69,10 +69,9 @@ int arc4py_chacha20_is_known(const char *name);
 
 /*
  * The i-th core this build left out by name (ARC4PY_NO_<ISA>), in the
- * table's order; NULL once i is past the last.  *compiler is 1 where this
- * compiler could not have built it either.  What `arc4py info` reports.
+ * table's order; NULL once i is past the last.  What `arc4py info` reports.
  */
-const char *arc4py_chacha20_left_out(size_t i, int *compiler);
+const char *arc4py_chacha20_left_out(size_t i);
 
 /* CPU features seen by the dispatch, as a space-separated string. */
 const char *arc4py_cpu_features(void);

@@ -356,7 +356,7 @@ AVX2_FN void arc4py_chacha20_blocks_avx2(uint32_t state[16], uint8_t *out,
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_AVX2)
-ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_LEFT_OUT_X86_64);
+ARC4PY_CORE_NOT_BUILT(avx2, ARC4PY_CORE_LEFT_OUT);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(avx2);
 #elif defined(ARC4PY_TARGET_X86_64)

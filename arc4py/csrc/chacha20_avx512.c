@@ -220,7 +220,7 @@ AVX512_FN void arc4py_chacha20_blocks_avx512(uint32_t state[16], uint8_t *out,
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_AVX512)
-ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_LEFT_OUT_X86_64);
+ARC4PY_CORE_NOT_BUILT(avx512, ARC4PY_CORE_LEFT_OUT);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(avx512);
 #elif defined(ARC4PY_TARGET_X86_64)

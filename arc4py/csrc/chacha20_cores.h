@@ -30,21 +30,7 @@ enum arc4py_core_presence {
     ARC4PY_CORE_BUILT,      /* runnable wherever the CPU has its features */
     ARC4PY_CORE_OTHER_ARCH, /* known by name, never runnable here */
     ARC4PY_CORE_LEFT_OUT,   /* ARC4PY_NO_<ISA>: not even a known name */
-    ARC4PY_CORE_LEFT_OUT_COMPILER, /* the same, and this compiler could not
-                                      have built it */
 };
-/* What a core of the target left out by name records (a core the
-   compiler cannot build stops the build unless left out). */
-#if defined(ARC4PY_TARGET_X86_64) && !defined(ARC4PY_X86_64)
-#define ARC4PY_LEFT_OUT_X86_64 ARC4PY_CORE_LEFT_OUT_COMPILER
-#else
-#define ARC4PY_LEFT_OUT_X86_64 ARC4PY_CORE_LEFT_OUT
-#endif
-#if defined(ARC4PY_TARGET_AARCH64) && !defined(ARC4PY_AARCH64)
-#define ARC4PY_LEFT_OUT_AARCH64 ARC4PY_CORE_LEFT_OUT_COMPILER
-#else
-#define ARC4PY_LEFT_OUT_AARCH64 ARC4PY_CORE_LEFT_OUT
-#endif
 struct arc4py_core_build {
     arc4py_chacha20_blocks_fn blocks; /* NULL unless built */
     enum arc4py_core_presence presence;

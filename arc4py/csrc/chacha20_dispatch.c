@@ -189,19 +189,15 @@ int arc4py_chacha20_is_known(const char *name)
     return 0;
 }
 
-const char *arc4py_chacha20_left_out(size_t i, int *compiler)
+const char *arc4py_chacha20_left_out(size_t i)
 {
     size_t r;
 
     for (r = 0; r < ROW_COUNT; r++) {
         enum arc4py_core_presence p = rows[r].build->presence;
 
-        if (p != ARC4PY_CORE_LEFT_OUT && p != ARC4PY_CORE_LEFT_OUT_COMPILER)
-            continue;
-        if (i-- == 0) {
-            *compiler = p == ARC4PY_CORE_LEFT_OUT_COMPILER;
+        if (p == ARC4PY_CORE_LEFT_OUT && i-- == 0)
             return rows[r].name;
-        }
     }
     return NULL;
 }

@@ -139,7 +139,7 @@ void arc4py_chacha20_blocks_neon(uint32_t state[16], uint8_t *out,
 #endif /* aarch64, not left out */
 
 #if defined(ARC4PY_NO_NEON)
-ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_LEFT_OUT_AARCH64);
+ARC4PY_CORE_NOT_BUILT(neon, ARC4PY_CORE_LEFT_OUT);
 #elif defined(ARC4PY_AARCH64)
 ARC4PY_CORE_BUILT_HERE(neon);
 #elif defined(ARC4PY_TARGET_AARCH64)

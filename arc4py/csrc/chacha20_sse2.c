@@ -45,7 +45,7 @@
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_SSE2)
-ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_LEFT_OUT_X86_64);
+ARC4PY_CORE_NOT_BUILT(sse2, ARC4PY_CORE_LEFT_OUT);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(sse2);
 #elif defined(ARC4PY_TARGET_X86_64)

@@ -56,7 +56,7 @@ static inline __m128i pshufb_mem(__m128i v, const uint8_t *table)
 #endif /* x86-64, not left out */
 
 #if defined(ARC4PY_NO_SSSE3)
-ARC4PY_CORE_NOT_BUILT(ssse3, ARC4PY_LEFT_OUT_X86_64);
+ARC4PY_CORE_NOT_BUILT(ssse3, ARC4PY_CORE_LEFT_OUT);
 #elif defined(ARC4PY_X86_64)
 ARC4PY_CORE_BUILT_HERE(ssse3);
 #elif defined(ARC4PY_TARGET_X86_64)
