@@ -12,7 +12,8 @@ ends with a timing line, and the run with a table of them.  In order:
   (ARC4PY_BACKEND); each other supported Python in a fresh venv, with the
   per-version selection (the oldest with the oldest declared numpy) or, on
   the newest and the free-threaded builds (PYTHON_GIL=0, where installed),
-  the whole suite; the sdist with the packaging selection; the integration
+  the whole suite (these and the per-core runs leave out the programs no
+  Python runs: NO_PYTHON); the sdist with the packaging selection; the integration
   venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).
   Last, aarch64's log, and the manylinux wheels with the packaging
   selection, the x86_64 one built again from the same sdist: byte-identical.
@@ -48,6 +49,12 @@ CORE_TESTS = ["tests/cores", "tests/generator/test_threads.py",
               "tests/generator/test_uniform.py"]
 VERSION_TESTS = [*CORE_TESTS, "tests/api", "tests/numpy_api"]
 NOT_SLOW = ["-m", "not slow"]
+# Programs no Python runs: tests/c's, the cross builds (zig, clang-cl) and
+# the aarch64 programs under qemu.  The README's run covers them; the runs
+# on other interpreters and cores leave them out.
+NO_PYTHON = ["--ignore=tests/c", "--ignore=tests/platforms/test_platforms.py",
+             "--ignore=tests/platforms/test_clang_cl.py",
+             "--ignore=tests/cores/test_neon_qemu.py"]
 INTEGRATION_TESTS = ["tests/numpy_api/test_ecosystem.py", "tests/packaging/test_docs.py"]
 INTEGRATION_PACKAGES = ["dask[distributed]", "scipy", "scikit-learn", "pandas"]
 HOST_PACKAGES = [  # what each is for: CONTRIBUTING.md, "CI"
@@ -144,7 +151,7 @@ def each_core(b, py):
         raise Failed(f"{b.name}: arc4py.backends() listed none")
     for core in cores:
         b.print(f"-- ARC4PY_BACKEND={core}")
-        b.step(f"ARC4PY_BACKEND={core}", ["pytest", *pytest_args(b), *CORE_TESTS],
+        b.step(f"ARC4PY_BACKEND={core}", ["pytest", *pytest_args(b), *NO_PYTHON, *CORE_TESTS],
                cwd=REPO, env=dict(os.environ, ARC4PY_BACKEND=core))
 
 
@@ -180,7 +187,7 @@ def one_python(b, version, *, whole, numpy=None):
         b.say(f"with the oldest declared numpy, {numpy}")
         b.step(f"pip install numpy=={numpy}",
                [py, "-m", "pip", "install", "-q", f"numpy=={numpy}"])
-    selection = ONCE if whole else [*VERSION_TESTS, *NOT_SLOW]
+    selection = [*NO_PYTHON, *(ONCE if whole else [*VERSION_TESTS, *NOT_SLOW])]
     env = venv_env(venv, **({"PYTHON_GIL": "0"} if version.endswith("t") else {}))
     # (the venv's pytest script from the checkout, as the README's command
     # runs it: python -m pytest would import the uncompiled arc4py/)
