@@ -14,7 +14,9 @@
 # over it (from_buffer(), from_address()), with no link from the owner back
 # to it.  A bytearray, array.array or mmap counts its exports, so one
 # exported only to the buffer being filled has no from_buffer() object over
-# it; for any other owner, or one exported elsewhere too, every object the
+# it.  Views made from a memoryview share its one export (ctypes'
+# from_buffer() makes such a view), so a fill through a memoryview counts
+# only if no other view shares its export.  For any other owner, or one exported elsewhere too, every object the
 # collector tracks (every ctypes object is one) is walked, in C, for a
 # pointer-holding ctypes object whose memory overlaps the buffer's: a cost
 # that grows with the heap (about 10 ns an object on 3.13, visited in
@@ -58,6 +60,13 @@ cdef bint _holds_objects(const char *fmt) noexcept:
 cdef extern from "Python.h":
     ctypedef struct PyByteArrayObject:
         Py_ssize_t ob_exports
+    # (cpython/memoryobject.h): the views sharing a memoryview's one export
+    # of its owner, and the buffers taken from the memoryview itself.
+    ctypedef struct _PyManagedBufferObject:
+        Py_ssize_t exports
+    ctypedef struct PyMemoryViewObject:
+        _PyManagedBufferObject *mbuf
+        Py_ssize_t exports
 
 cdef extern from *:
     """
@@ -151,6 +160,16 @@ cdef bint _unsearched(object owner) except -1:
 def _unsearched_owner(owner):
     """``_unsearched``, for the tests."""
     return _unsearched(owner)
+
+
+cdef bint _sole_view(object view) noexcept:
+    """Whether the memoryview ``view`` is alone on its export of its owner:
+    no other memoryview shares that export (as one made from ``view``, a
+    slice of it or ctypes' ``from_buffer(view)`` does, leaving the owner's
+    count unchanged) and the buffer being filled is the only one taken
+    from ``view``."""
+    cdef PyMemoryViewObject *mv = <PyMemoryViewObject *>view
+    return mv.mbuf != NULL and mv.mbuf.exports == 1 and mv.exports == 1
 
 
 # ---- ctypes types and the memory behind a buffer ---------------------------
@@ -383,13 +402,17 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
     """Raise ``TypeError`` if the view's memory is read by a ctypes object
     as py_object, c_char_p or c_wchar_p: it belongs to such an object (seen
     through any views), or one was made over it.  Cheap in the common case,
-    an owner (seen through at most one memoryview) whose only export is
-    this view."""
+    an owner (seen through at most one memoryview, alone on its export)
+    whose only export is this view."""
     cdef PyObject *owner = <PyObject *>view.obj
     cdef size_t start = <size_t>view.buf, end = start + <size_t>view.len
+    # A memoryview shared with other views hides their exports from the
+    # owner's count: then the count proves nothing.
+    cdef bint counted = True
     if owner != NULL and PyMemoryView_Check(<object>owner):
+        counted = _sole_view(<object>owner)
         owner = <PyObject *>PyMemoryView_GET_BUFFER(<object>owner).obj
-    if owner != NULL and _unsearched(<object>owner):
+    if owner != NULL and counted and _unsearched(<object>owner):
         return 0
     if owner != NULL and type(<object>owner) is bytearray:
         obj = <object>owner  # its own memory, exported elsewhere too
@@ -398,7 +421,7 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
                         else None)
         if _is_cdata(obj):
             _refuse_by_type(obj)
-        elif _unsearched(obj):
+        elif counted and _unsearched(obj):
             return 0
     if view.len <= 0:
         return 0

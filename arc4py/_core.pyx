@@ -100,8 +100,11 @@ def fill(buffer):
     through any views or a class's ``__buffer__``, and memory such an
     object was made over with ``from_buffer()`` or ``from_address()``.
     Where the memory's owner is exported elsewhere too (a ``memoryview``
-    held), or is another kind of object, every live object the garbage
-    collector tracks is walked for such a ctypes object over the memory:
+    held), where the fill goes through a ``memoryview`` that shares its
+    export with other views (a slice of a view kept elsewhere, or a view
+    ``from_buffer()`` was given), or where the owner is another kind of
+    object, every live object the garbage collector tracks is walked for
+    such a ctypes object over the memory:
     such a fill costs milliseconds per hundred thousand live objects (about
     10 ms at a million on CPython 3.13, 20 ms on 3.11, on an AMD EPYC
     Zen 4), a plain one under a microsecond.  Not searched for, as nothing

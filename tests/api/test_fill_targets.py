@@ -349,6 +349,28 @@ _ALIASES = {
         holder[0] = "keep me"
         target = memoryview(data)[20:30]
     """,
+    # The holder's view shares the memoryview's one export of the owner:
+    # the owner counts one export all the same.
+    "from_buffer over a memoryview, filling that view": """
+        import ctypes, arc4py
+        data = bytearray(64)
+        target = memoryview(data)
+        holder = (ctypes.py_object * 2).from_buffer(target, 16)
+        holder[0] = "keep me"
+    """,
+    "from_buffer over a slice of a memoryview, filling the view": """
+        import array, ctypes, arc4py
+        target = memoryview(array.array("B", bytes(64)))
+        holder = (ctypes.py_object * 2).from_buffer(target[16:32])
+        holder[0] = "keep me"
+    """,
+    "from_buffer over a memoryview, filling a PickleBuffer of it": """
+        import ctypes, mmap, pickle, arc4py
+        view = memoryview(mmap.mmap(-1, 4096))
+        holder = (ctypes.py_object * 2).from_buffer(view, 16)
+        holder[0] = "keep me"
+        target = pickle.PickleBuffer(view)
+    """,
 }
 
 
