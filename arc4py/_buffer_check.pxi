@@ -14,20 +14,22 @@
 # over it (from_buffer(), from_address()), with no link from the owner back
 # to it.  A bytearray, array.array or mmap counts its exports, so one
 # exported only to the buffer being filled has no from_buffer() object over
-# it.  Views made from a memoryview share its one export (ctypes'
-# from_buffer() makes such a view), so a fill through a memoryview counts
-# only if no other view shares its export.  For any other owner, or one exported elsewhere too, every object the
-# collector tracks (every ctypes object is one) is walked, in C, for a
-# pointer-holding ctypes object whose memory overlaps the buffer's: a cost
-# that grows with the heap (about 10 ns an object on 3.13, visited in
-# place; about 20 on 3.11, most of it gc.get_objects() building its list),
-# paid by such fills only.  Nothing is kept between fills but each ctypes
-# type's verdict, so a holder is found whatever its age, maker or type; the
-# last walk runs no Python code, and none runs after it before the write.
-# Not searched: memory a numpy array owns, a from_address() object over one
-# of the three counting owners that nothing else views, and objects
-# gc.freeze() keeps frozen (no walk of the collector's generations reaches
-# them).
+# it.  The count is trusted only for a buffer taken from the owner itself or
+# through one memoryview that no other view shares: views made from a
+# memoryview (ctypes' from_buffer() makes one) share its one export of the
+# owner, and numpy arrays and __buffer__ methods do not pass on the exports
+# taken from them.  For any other buffer and owner, or an owner exported
+# elsewhere too, every object the collector tracks (every ctypes object is
+# one) is walked, in C, for a pointer-holding ctypes object whose memory
+# overlaps the buffer's: a cost that grows with the heap (about 10 ns an
+# object on 3.13, visited in place; about 20 on 3.11, most of it
+# gc.get_objects() building its list), paid by such fills only.  Nothing is
+# kept between fills but each ctypes type's verdict, so a holder is found
+# whatever its age, maker or type; the last walk runs no Python code, and
+# none runs after it before the write.  Not searched: memory a numpy array
+# owns, a from_address() object over one of the three counting owners that
+# nothing else views, and objects gc.freeze() keeps frozen (no walk of the
+# collector's generations reaches them).
 #
 # Pointer types read as pointer objects (POINTER(T), c_void_p, function
 # pointers) are left alone: reading them dereferences nothing, and following
@@ -141,25 +143,27 @@ cdef int _owner_kind(object kind) except -1:
     return 0
 
 
-cdef bint _unsearched(object owner) except -1:
+cdef bint _unsearched(object owner, bint counted) except -1:
     """Whether the memory of ``owner`` (what a Py_buffer names) needs no
-    search for ctypes objects made over it: a bytearray, array.array or
-    mmap whose only export is the buffer being filled, or memory a numpy
-    array owns."""
+    search for ctypes objects made over it: memory a numpy array owns, or
+    (``counted``: the fill's buffer was taken from ``owner`` itself or
+    through one memoryview alone on its export) a bytearray, array.array
+    or mmap whose only export is that buffer."""
     kind = type(owner)
     if kind is bytearray:
-        return (<PyByteArrayObject *>owner).ob_exports == 1
+        return counted and (<PyByteArrayObject *>owner).ob_exports == 1
     found = _owner_kinds.get(kind)
     if found is None:
         found = _owner_kinds[kind] = _owner_kind(kind)
     if found == 3:
         return owner.base is None
-    return found != 0 and _counted_exports(owner, found == 1) == 1
+    return (counted and found != 0
+            and _counted_exports(owner, found == 1) == 1)
 
 
 def _unsearched_owner(owner):
-    """``_unsearched``, for the tests."""
-    return _unsearched(owner)
+    """``_unsearched`` of a buffer taken from ``owner``, for the tests."""
+    return _unsearched(owner, True)
 
 
 cdef bint _sole_view(object view) noexcept:
@@ -401,9 +405,9 @@ cdef object _holder_over(size_t start, size_t end):
 cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
     """Raise ``TypeError`` if the view's memory is read by a ctypes object
     as py_object, c_char_p or c_wchar_p: it belongs to such an object (seen
-    through any views), or one was made over it.  Cheap in the common case,
-    an owner (seen through at most one memoryview, alone on its export)
-    whose only export is this view."""
+    through any views), or one was made over it.  Cheap in the common case:
+    a counting owner whose only export is this view, taken from the owner
+    or through one memoryview alone on its export."""
     cdef PyObject *owner = <PyObject *>view.obj
     cdef size_t start = <size_t>view.buf, end = start + <size_t>view.len
     # A memoryview shared with other views hides their exports from the
@@ -412,7 +416,7 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
     if owner != NULL and PyMemoryView_Check(<object>owner):
         counted = _sole_view(<object>owner)
         owner = <PyObject *>PyMemoryView_GET_BUFFER(<object>owner).obj
-    if owner != NULL and counted and _unsearched(<object>owner):
+    if owner != NULL and _unsearched(<object>owner, counted):
         return 0
     if owner != NULL and type(<object>owner) is bytearray:
         obj = <object>owner  # its own memory, exported elsewhere too
@@ -421,7 +425,10 @@ cdef int _refuse_ctypes_pointers(Py_buffer *view) except -1:
                         else None)
         if _is_cdata(obj):
             _refuse_by_type(obj)
-        elif counted and _unsearched(obj):
+        elif _unsearched(obj, False):
+            # Numpy's memory only: a count seen through other links (a
+            # numpy array, a __buffer__ method, a view of a view) misses
+            # the exports those links do not pass on.
             return 0
     if view.len <= 0:
         return 0

@@ -99,21 +99,23 @@ def fill(buffer):
     ``c_char_p``, ``c_wchar_p``): a ctypes object holding one, reached
     through any views or a class's ``__buffer__``, and memory such an
     object was made over with ``from_buffer()`` or ``from_address()``.
-    Where the memory's owner is exported elsewhere too (a ``memoryview``
-    held), where the fill goes through a ``memoryview`` that shares its
-    export with other views (a slice of a view kept elsewhere, or a view
-    ``from_buffer()`` was given), or where the owner is another kind of
-    object, every live object the garbage collector tracks is walked for
-    such a ctypes object over the memory:
-    such a fill costs milliseconds per hundred thousand live objects (about
-    10 ms at a million on CPython 3.13, 20 ms on 3.11, on an AMD EPYC
-    Zen 4), a plain one under a microsecond.  Not searched for, as nothing
-    links the memory to the object: memory a numpy array owns (numpy does
-    not count its exports), a ``from_address()`` object over a
-    ``bytearray``, ``array.array`` or ``mmap`` that nothing else views (an
-    address taken outside the buffer protocol, which any write to that
-    memory breaks, the stdlib's included), and objects ``gc.freeze()``
-    keeps frozen.
+    A fill searches nothing where numpy owns the memory (below), or
+    where a ``bytearray``, ``array.array`` or ``mmap`` with no other
+    export is filled directly or through one ``memoryview`` that no
+    other view shares.  Any other fill (the owner exported elsewhere
+    too, as by a ``memoryview`` held; a slice of a view kept elsewhere;
+    a numpy array over memory numpy does not own; a class's
+    ``__buffer__``) walks every live object the garbage collector tracks
+    for such a ctypes object over the memory: such a fill costs
+    milliseconds per hundred thousand live objects (about 10 ms at a
+    million on CPython 3.13, 20 ms on 3.11, on an AMD EPYC Zen 4), a
+    plain one under a microsecond.  Not searched for, as nothing links
+    the memory to the object: memory a numpy array owns (numpy does not
+    count its exports), a ``from_address()`` object over a
+    ``bytearray``, ``array.array`` or ``mmap`` that nothing else views
+    (an address taken outside the buffer protocol, which any write to
+    that memory breaks, the stdlib's included), and objects
+    ``gc.freeze()`` keeps frozen.
 
     Resizing a numpy array with ``resize(refcheck=False)``, or truncating
     the file under a file-backed ``mmap``, while a fill runs frees or
