@@ -26,10 +26,16 @@
 # gc.get_objects() building its list), paid by such fills only.  Nothing is
 # kept between fills but each ctypes type's verdict, so a holder is found
 # whatever its age, maker or type; the last walk runs no Python code, and
-# none runs after it before the write.  Not searched: memory a numpy array
-# owns, a from_address() object over one of the three counting owners that
-# nothing else views, and objects gc.freeze() keeps frozen (no walk of the
-# collector's generations reaches them).
+# none runs in this thread after it before the write.  Not searched: memory
+# a numpy array owns; memory used through an address taken outside the
+# buffer protocol's count (a from_address() object over one of the three
+# counting owners that nothing else views, a numpy array made with
+# ndarray(buffer=...), which gives its export back at once and keeps the
+# address, a holder whose kept view was released); the same pages mapped at
+# a second address (a file or shared memory mapped twice: the walk compares
+# addresses); objects gc.freeze() keeps frozen (no walk of the collector's
+# generations reaches them); and a holder another thread makes while a large
+# fill writes without the GIL.
 #
 # Pointer types read as pointer objects (POINTER(T), c_void_p, function
 # pointers) are left alone: reading them dereferences nothing, and following
@@ -156,7 +162,7 @@ cdef bint _unsearched(object owner, bint counted) except -1:
     if found is None:
         found = _owner_kinds[kind] = _owner_kind(kind)
     if found == 3:
-        return owner.base is None
+        return _array_base(owner) is None
     return (counted and found != 0
             and _counted_exports(owner, found == 1) == 1)
 
@@ -198,6 +204,15 @@ def _is_cdata(obj):
     return _base_named(type(obj), "_ctypes", "_CData")
 
 
+def _array_base(array):
+    """numpy's own ``base`` of ``array`` (a numpy array, or an instance of
+    a subclass, which may define ``base`` as it likes)."""
+    for klass in type(array).__mro__:
+        if klass.__name__ == "ndarray" and klass.__module__ == "numpy":
+            return vars(klass)["base"].__get__(array, klass)
+    return None
+
+
 def _exporter(buffer):
     """The object whose memory ``buffer`` is, seen through any chain of
     views: memoryviews (cast or sliced), ``PickleBuffer`` and any other
@@ -206,8 +221,8 @@ def _exporter(buffer):
     obj = buffer
     for _ in range(64):
         if _base_named(type(obj), "numpy", "ndarray") and \
-                obj.base is not None:
-            nxt = obj.base
+                _array_base(obj) is not None:
+            nxt = _array_base(obj)
         elif _base_named(type(obj), "builtins", "_buffer_wrapper"):
             # What a Py_buffer from __buffer__ names as its owner: it holds
             # the memoryview __buffer__ returned, and reads as no buffer.

@@ -111,11 +111,15 @@ def fill(buffer):
     million on CPython 3.13, 20 ms on 3.11, on an AMD EPYC Zen 4), a
     plain one under a microsecond.  Not searched for, as nothing links
     the memory to the object: memory a numpy array owns (numpy does not
-    count its exports), a ``from_address()`` object over a
-    ``bytearray``, ``array.array`` or ``mmap`` that nothing else views
-    (an address taken outside the buffer protocol, which any write to
-    that memory breaks, the stdlib's included), and objects
-    ``gc.freeze()`` keeps frozen.
+    count its exports); memory used through an address taken outside the
+    buffer protocol's count, which any write to that memory breaks, the
+    stdlib's included (a ``from_address()`` object over a ``bytearray``,
+    ``array.array`` or ``mmap`` that nothing else views, a numpy array
+    made with ``ndarray(buffer=...)``, which gives its export back at
+    once, a ctypes object whose kept view was released); the same pages
+    mapped at a second address (a file or shared memory mapped twice);
+    objects ``gc.freeze()`` keeps frozen; and a ctypes object another
+    thread makes while a large fill writes without the GIL.
 
     Resizing a numpy array with ``resize(refcheck=False)``, or truncating
     the file under a file-backed ``mmap``, while a fill runs frees or

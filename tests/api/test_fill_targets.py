@@ -403,6 +403,20 @@ _ALIASES = {
         holder = (ctypes.py_object * 2).from_buffer(target, 16)
         holder[0] = "keep me"
     """,
+    # numpy's own base is followed, not what a subclass calls its base.
+    "from_buffer over a bytearray, filling a numpy subclass over it": """
+        import ctypes, arc4py
+        try:
+            import numpy
+        except ImportError:
+            print("skip: numpy is not installed"); raise SystemExit
+        class Rebased(numpy.ndarray):
+            base = property(lambda self: numpy.zeros(8, numpy.uint8))
+        data = bytearray(64)
+        target = numpy.frombuffer(data, numpy.uint8).view(Rebased)
+        holder = (ctypes.py_object * 2).from_buffer(data, 16)
+        holder[0] = "keep me"
+    """,
     "from_buffer over a class's __buffer__, which hands out a kept view": """
         import ctypes, sys, arc4py
         if sys.version_info < (3, 12):
