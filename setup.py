@@ -89,7 +89,7 @@ common = dict(
     depends=glob.glob("include/arc4py/*.h") + glob.glob(f"{CSRC}/*.h")
     + glob.glob(f"{CSRC}/*.def") + glob.glob(f"{CBIND}/*.h")
     + ["arc4py/_cdefs.pxd", "arc4py/_common.pxd", "arc4py/_cores.pxi",
-       "arc4py/_buffer_check.pxi"],
+       "arc4py/_buffer_check.pxi", "arc4py/_holder_search.pxi"],
     define_macros=macros,
     libraries=libraries,
     extra_compile_args=compile_args,
