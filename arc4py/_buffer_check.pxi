@@ -42,9 +42,9 @@
 # one (.contents) is an explicit act, as with any pointer.
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release,
                              PyBuffer_IsContiguous, PyBUF_FULL_RO,
-                             PyBUF_STRIDES, PyBUF_SIMPLE)
+                             PyBUF_STRIDES)
 from cpython.memoryview cimport PyMemoryView_Check, PyMemoryView_GET_BUFFER
-from cpython.object cimport PyObject, PyTypeObject
+from cpython.object cimport PyObject
 
 import gc as _gc
 
@@ -159,8 +159,8 @@ cdef bint _unsearched(object owner, bint counted) except -1:
     found = _owner_kinds.get(kind)
     if found is None:
         found = _owner_kinds[kind] = _owner_kind(kind)
-    if found == 3:
-        return _array_base(owner) is None
+    if found == 3:  # numpy.ndarray itself: its own base
+        return owner.base is None
     return (counted and found != 0
             and _counted_exports(owner, found == 1) == 1)
 
@@ -205,6 +205,8 @@ def _is_cdata(obj):
 def _array_base(array):
     """numpy's own ``base`` of ``array`` (a numpy array, or an instance of
     a subclass, which may define ``base`` as it likes)."""
+    if _owner_kinds.get(type(array)) == 3:  # numpy.ndarray itself
+        return array.base
     for klass in type(array).__mro__:
         if klass.__name__ == "ndarray" and klass.__module__ == "numpy":
             return vars(klass)["base"].__get__(array, klass)
@@ -218,9 +220,8 @@ def _exporter(buffer):
     the memoryview a class's ``__buffer__`` returned (PEP 688)."""
     obj = buffer
     for _ in range(64):
-        if _base_named(type(obj), "numpy", "ndarray") and \
-                _array_base(obj) is not None:
-            nxt = _array_base(obj)
+        if _base_named(type(obj), "numpy", "ndarray"):
+            nxt = _array_base(obj)  # None for memory the array owns
         elif _base_named(type(obj), "builtins", "_buffer_wrapper"):
             # What a Py_buffer from __buffer__ names as its owner: it holds
             # the memoryview __buffer__ returned, and reads as no buffer.
