@@ -13,8 +13,9 @@ ends with a timing line, and the run with a table of them.  In order:
   per-version selection (the oldest with the oldest declared numpy) or, on
   the newest and the free-threaded builds (PYTHON_GIL=0, where installed),
   the whole suite (these and the per-core runs leave out the programs no
-  Python runs: NO_PYTHON); the sdist with the packaging selection; the integration
-  venv; the win_amd64 wheels under Wine (tests/cross/windows_wine.sh).
+  Python runs: NO_PYTHON); the sdist with the packaging selection; the
+  integration venv; the win_amd64 wheels under Wine
+  (tests/cross/windows_wine.sh).
   Last, aarch64's log, and the manylinux wheels with the packaging
   selection, the x86_64 one built again from the same sdist: byte-identical.
   The supported versions: pyproject.toml's classifiers, read by
